@@ -1,0 +1,1 @@
+"""Pure statistics: no files, no environment, no clock. Randomness is passed in."""

@@ -1,0 +1,26 @@
+"""The one result type every interval method returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interval:
+    """A two-sided interval for a proportion, mean or difference.
+
+    ``level`` is the two-sided confidence (0.95 means 2.5% per side). ``approximate`` is
+    True for every method whose coverage is not guaranteed for all true values; such an
+    interval decides a rule only when the policy allows approximate methods.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    method: str
+    approximate: bool
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
