@@ -1,0 +1,13 @@
+"""Evaluators: one per ``type:`` in release.yaml, registered here by name."""
+
+from __future__ import annotations
+
+from oloproof.evaluators import judge, label_match, text, tolerance
+from oloproof.evaluators.base import CriterionOutcome, EvalContext, Evaluator, EvaluatorKind, SpecError
+
+REGISTRY: dict[str, EvaluatorKind] = {
+    kind.name: kind
+    for kind in (label_match.KIND, tolerance.KIND, text.REGEX, text.CONTAINS, judge.KIND)
+}
+
+__all__ = ["REGISTRY", "CriterionOutcome", "EvalContext", "Evaluator", "EvaluatorKind", "SpecError"]

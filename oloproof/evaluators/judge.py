@@ -1,0 +1,183 @@
+"""judge: a command grades outputs; it is trusted only if it agrees with people.
+
+The judge receives, per answered case, ``{"id", "input", "output", "expected"}`` as JSONL on
+stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
+in [0, 1]. Its grades decide rules only when its agreement with a human-labelled file
+(``{"id", "grade"}`` per line) meets the policy's ``judges`` thresholds: at least
+``min_labels`` labelled cases, and the lower bound of the agreement interval at least
+``min_agreement``. Otherwise every rule on its criterion is INSUFFICIENT_EVIDENCE with
+``judge_untrusted``. Agreement is measured on pass/fail (grade >= pass_threshold), with
+Cohen's kappa reported beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, Where, criterion_prop
+from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
+
+
+def parse_grade(value: Any) -> float | None:
+    """A grade as a number in [0, 1], or None when it is not one."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isfinite(number) and 0.0 <= number <= 1.0:
+            return number
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    command: str | tuple[str, ...]
+    labels: str
+    criterion: str
+    timeout_s: float
+    batch_size: int
+    pass_threshold: float
+    where: Where
+    type: str = "judge"
+
+    def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
+        import numpy as np
+
+        from oloproof.errors import ConfigError
+        from oloproof.system import CommandNotFound, run_batches
+
+        cases = ctx.testset.cases
+        requests = [
+            {"id": case.id, "input": case.inputs, "output": ctx.outputs[case.id], "expected": case.expected}
+            for case in cases
+            if case.id in ctx.outputs
+        ]
+        try:
+            collected = run_batches(
+                self.command, requests, cwd=ctx.base_dir, timeout_s=self.timeout_s, batch_size=self.batch_size
+            )
+        except CommandNotFound as exc:
+            raise ConfigError(self.where.file, self.where.line, f"{self.where.key_path}.command", str(exc)) from None
+        values = np.full(len(cases), np.nan)
+        notes: dict[str, str] = {}
+        fractional = False
+        for index, case in enumerate(cases):
+            if case.id not in ctx.outputs:
+                continue
+            answer = collected.outputs.get(case.id)
+            if answer is None:
+                notes[case.id] = f"judge: {collected.case_errors.get(case.id, 'no grade')}"
+                continue
+            grade = parse_grade(answer.get("grade"))
+            if grade is None:
+                notes[case.id] = "judge: 'grade' must be true/false or a number in [0, 1]"
+                continue
+            fractional = fractional or grade not in (0.0, 1.0)
+            values[index] = grade
+        labels = self._labels(ctx)
+        agreement = self._agreement(ctx, values, labels)
+        reasons: list[str] = []
+        problems: list[str] = []
+        if collected.failure is not None:
+            reasons.append("judge_failed")
+            problems.append(f"{self.where}: the judge command failed ({collected.failure})")
+        if not agreement["trusted"]:
+            reasons.append("judge_untrusted")
+            problems.append(f"{self.where}: {agreement['why']}")
+        return CriterionOutcome(
+            criterion=self.criterion, kind="score" if fractional else "binary", values=values, notes=notes,
+            reasons=tuple(reasons), problems=tuple(problems), details={"judge": agreement},
+        )
+
+    def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
+        from oloproof.errors import DataError
+        from oloproof.jsonl import iter_objects
+
+        path = (ctx.base_dir / self.labels) if not Path(self.labels).is_absolute() else Path(self.labels)
+        known = {case.id for case in ctx.testset.cases}
+        labels: dict[str, tuple[float, int]] = {}
+        for line, obj in iter_objects(path, display=self.labels):
+            case_id = obj.get("id")
+            if not isinstance(case_id, str):
+                raise DataError(self.labels, line, "each label needs a string 'id'")
+            if case_id not in known:
+                raise DataError(self.labels, line, f"label for unknown case id '{case_id}' (not in {ctx.testset.path})")
+            if case_id in labels:
+                raise DataError(self.labels, line, f"duplicate label for case '{case_id}' (first on line {labels[case_id][1]})")
+            grade = parse_grade(obj.get("grade"))
+            if grade is None:
+                raise DataError(self.labels, line, "'grade' must be true/false or a number in [0, 1]")
+            labels[case_id] = (grade, line)
+        return labels
+
+    def _agreement(self, ctx: EvalContext, values: Any, labels: dict[str, tuple[float, int]]) -> dict[str, Any]:
+        from oloproof.stats.agreement import judge_agreement
+
+        policy = ctx.policy.judges
+        index = {case.id: i for i, case in enumerate(ctx.testset.cases)}
+        judge_pass: list[bool] = []
+        human_pass: list[bool] = []
+        for case_id, (grade, _) in labels.items():
+            value = values[index[case_id]]
+            if math.isnan(value):
+                continue
+            judge_pass.append(bool(value >= self.pass_threshold))
+            human_pass.append(grade >= self.pass_threshold)
+        n = len(judge_pass)
+        result: dict[str, Any] = {
+            "labels_file": self.labels, "n_labels": len(labels), "n_compared": n,
+            "min_labels": policy.min_labels, "min_agreement": policy.min_agreement,
+        }
+        if n == 0:
+            result.update(trusted=False, why="no labelled case was graded by the judge, so its agreement with people is unknown")
+            return result
+        measured = judge_agreement(judge_pass, human_pass, confidence=ctx.policy.confidence)
+        result.update(
+            agreement=measured.agreement.estimate, agreement_low=measured.agreement.low,
+            agreement_high=measured.agreement.high, kappa=measured.kappa,
+            kappa_low=measured.kappa_interval.low, kappa_high=measured.kappa_interval.high,
+        )
+        if n < policy.min_labels:
+            why = f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} before a judge can be trusted"
+            result.update(trusted=False, why=why)
+        elif measured.agreement.low < policy.min_agreement:
+            why = (
+                f"judge agrees with people on {measured.agreement.estimate:.1%} of {n} labelled cases, but the lower bound "
+                f"{measured.agreement.low:.1%} is below min_agreement {policy.min_agreement:.0%}"
+            )
+            result.update(trusted=False, why=why)
+        else:
+            result.update(trusted=True, why="")
+        return result
+
+
+def _build(values: dict[str, Any], where: Where) -> Judge:
+    command = values["command"]
+    return Judge(
+        command=command if isinstance(command, str) else tuple(command), labels=values["labels"],
+        criterion=values["criterion"], timeout_s=float(values["timeout_s"]), batch_size=int(values["batch_size"]),
+        pass_threshold=float(values["pass_threshold"]), where=where,
+    )
+
+
+KIND = EvaluatorKind(
+    name="judge",
+    schema=Obj(
+        {
+            "command": Prop(
+                AnyOf((Scalar("str", nonempty=True), Seq(Scalar("str"), min_items=1))), required=True,
+                doc="Grading command (split like a shell would, but never run through one).",
+            ),
+            "labels": Prop(Scalar("str", nonempty=True), required=True, doc="JSONL of human grades: {id, grade} per line."),
+            "criterion": criterion_prop("judge_pass"),
+            "timeout_s": Prop(Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."),
+            "batch_size": Prop(Scalar("int", minimum=1), default=100, doc="Cases per judge call."),
+            "pass_threshold": Prop(Scalar("number", minimum=0.0, maximum=1.0), default=0.5, doc="Grade at or above which a case counts as a pass for agreement."),
+        },
+        doc="Grades from a command, trusted only when they agree with human labels.",
+    ),
+    build=_build,
+)

@@ -1,0 +1,72 @@
+"""label_match: the output field equals the expected field (criterion ``correct``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from oloproof.evaluators.base import (
+    Where,
+    EXPECTED_FIELD, FIELD, CriterionOutcome, EvalContext, EvaluatorKind, criterion_prop, expected_value,
+)
+from oloproof.schema import Obj
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelMatch:
+    field: str
+    expected_field: str
+    criterion: str
+    where: Where
+    type: str = "label_match"
+
+    def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
+        import numpy as np
+
+        cases = ctx.testset.cases
+        values = np.empty(len(cases))
+        notes: dict[str, str] = {}
+        outputs = ctx.outputs
+        key, exp_key = self.field, self.expected_field
+        for index, case in enumerate(cases):
+            expected = case.expected.get(exp_key, _MISSING)
+            if expected is _MISSING:
+                expected = expected_value(ctx, index, exp_key, where=self.where)
+            output = outputs.get(case.id)
+            if output is None:
+                values[index] = np.nan
+                continue
+            got = output.get(key, _MISSING)
+            if got is _MISSING:
+                values[index] = np.nan
+                notes[case.id] = f"output has no '{key}'"
+                continue
+            values[index] = 1.0 if same_value(got, expected) else 0.0
+        return CriterionOutcome(criterion=self.criterion, kind="binary", values=values, notes=notes)
+
+
+_MISSING = object()
+
+
+def _build(values: dict[str, Any], where: Where) -> LabelMatch:
+    return LabelMatch(
+        field=values["field"], expected_field=values["expected_field"] or values["field"],
+        criterion=values["criterion"], where=where,
+    )
+
+
+KIND = EvaluatorKind(
+    name="label_match",
+    schema=Obj(
+        {"field": FIELD, "expected_field": EXPECTED_FIELD, "criterion": criterion_prop("correct")},
+        doc="Pass when the output's field equals the expected value (classification).",
+    ),
+    build=_build,
+)

@@ -1,0 +1,140 @@
+"""The policy: confidence, permissions, judge thresholds and the rules that decide a release.
+
+It may be a file (``policy: policy.yaml``) or inline in release.yaml. Unknown keys are
+errors: a typo must never loosen a gate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from oloproof.schema import Document, Obj, Prop, Scalar, Seq
+
+UNIT = dict(minimum=0.0, maximum=1.0)
+
+RULE = Obj(
+    {
+        "id": Prop(Scalar("str", nonempty=True), required=True, doc="Stable name of the rule, shown in every report."),
+        "criterion": Prop(Scalar("str", nonempty=True), required=True, doc="The per-case outcome the rule reads (named by an evaluator)."),
+        "min": Prop(Scalar("number", **UNIT), doc="PASS needs the interval's lower bound >= min."),
+        "max": Prop(Scalar("number", **UNIT), doc="PASS needs the interval's upper bound <= max."),
+        "baseline": Prop(Scalar("str", nonempty=True), doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop."),
+        "max_drop": Prop(Scalar("number", **UNIT), doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop."),
+        "method": Prop(
+            Scalar("str", enum=("exact", "t", "bca")), default="exact",
+            doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca).",
+        ),
+        "description": Prop(Scalar("str"), doc="Free text shown beside the rule."),
+    },
+    doc="One rule: exactly one of min, max, or baseline with max_drop.",
+)
+
+POLICY = Obj(
+    {
+        "confidence": Prop(
+            Scalar("number", exclusive_minimum=0.0, exclusive_maximum=1.0), default=0.95,
+            doc="Two-sided interval level (0.95 puts 2.5% in each tail).",
+        ),
+        "allow_approximate_methods": Prop(
+            Scalar("bool"), default=False,
+            doc="Let approximate intervals (clustered, t, bootstrap, seeds) decide rules; otherwise MANUAL_REVIEW.",
+        ),
+        "judges": Prop(
+            Obj(
+                {
+                    "min_agreement": Prop(Scalar("number", **UNIT), default=0.9, doc="Lower bound of judge-human agreement needed to trust a judge."),
+                    "min_labels": Prop(Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."),
+                }
+            ),
+            default={"min_agreement": 0.9, "min_labels": 50},
+            doc="When a judge command may grade outputs.",
+        ),
+        "seed": Prop(Scalar("int", minimum=0), default=0, doc="Seed of every resampling method; printed with the result."),
+        "rules": Prop(
+            Seq(RULE, min_items=1, min_message="a policy must hold at least one rule"),
+            required=True, doc="The rules; the gate's verdict is the worst of theirs.",
+        ),
+    },
+    title="oloproof policy",
+    doc="Confidence, permissions and rules of an oloproof gate.",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    id: str
+    criterion: str
+    kind: Literal["min", "max", "regression"]
+    threshold: float  # min or max; for regression, max_drop
+    baseline: str | None
+    method: Literal["exact", "t", "bca"]
+    description: str
+    source: str  # file the rule was declared in
+    line: int | None
+    key_path: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgePolicy:
+    min_agreement: float
+    min_labels: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    confidence: float
+    allow_approximate_methods: bool
+    judges: JudgePolicy
+    seed: int
+    rules: tuple[Rule, ...]
+    source: str
+
+
+def build_policy(doc: Document, *, prefix: str = "") -> Policy:
+    """Typed policy from a validated document; ``prefix`` locates an inline policy."""
+    data = doc.data if not prefix else _dig(doc.data, prefix)
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for index, raw in enumerate(data["rules"]):
+        key_path = f"{prefix + '.' if prefix else ''}rules[{index}]"
+        kinds = [key for key in ("min", "max", "max_drop") if raw[key] is not None]
+        if raw["max_drop"] is not None and raw["baseline"] is None:
+            raise doc.error(f"{key_path}.max_drop", "max_drop needs a baseline run ref (e.g. baseline: version:v1)")
+        if raw["baseline"] is not None and raw["max_drop"] is None:
+            raise doc.error(f"{key_path}.baseline", "a baseline rule needs max_drop (the largest drop allowed, e.g. 0.05)")
+        if len(kinds) != 1:
+            what = "none" if not kinds else ", ".join(kinds)
+            raise doc.error(key_path, f"a rule needs exactly one of min, max, or baseline with max_drop; got {what}")
+        if raw["id"] in seen:
+            raise doc.error(f"{key_path}.id", f"duplicate rule id '{raw['id']}' (first at {seen[raw['id']]})")
+        seen[raw["id"]] = key_path
+        kind: Literal["min", "max", "regression"] = "regression" if kinds[0] == "max_drop" else kinds[0]  # type: ignore[assignment]
+        threshold = float(raw[kinds[0]])
+        assert not math.isnan(threshold)
+        rules.append(
+            Rule(
+                id=raw["id"], criterion=raw["criterion"], kind=kind, threshold=threshold,
+                baseline=raw["baseline"], method=raw["method"], description=raw["description"] or "",
+                source=doc.path, line=doc.line(key_path), key_path=key_path,
+            )
+        )
+    judges = data["judges"]
+    return Policy(
+        confidence=float(data["confidence"]),
+        allow_approximate_methods=bool(data["allow_approximate_methods"]),
+        judges=JudgePolicy(min_agreement=float(judges["min_agreement"]), min_labels=int(judges["min_labels"])),
+        seed=int(data["seed"]),
+        rules=tuple(rules),
+        source=doc.path,
+    )
+
+
+def _dig(data: dict[str, object], dotted: str) -> dict[str, object]:
+    node: object = data
+    for part in dotted.split("."):
+        assert isinstance(node, dict)
+        node = node[part]
+    assert isinstance(node, dict)
+    return node

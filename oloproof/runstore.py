@@ -1,0 +1,189 @@
+"""The run store: every run of a system version, under ``.oloproof/runs/``.
+
+Each run is a directory written under a temporary name and renamed into place in one step,
+so a crash or Ctrl-C never leaves a half-written run: ``run.json`` holds the metadata and
+``outputs.jsonl`` one output object per answered case.
+
+Refs, accepted wherever a run is named: ``latest``, ``latest~N`` (N runs before the
+latest), ``version:NAME`` (the latest run of that version, ``version:NAME~N`` earlier ones),
+or a run id or unique prefix of one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from oloproof.atomic import atomic_write_dir
+from oloproof.errors import StoreError
+from oloproof.jsonl import dumps_line
+
+RUN_SCHEMA = "oloproof.run/1"
+STORE_DIR = ".oloproof"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRecord:
+    run_id: str
+    version: str
+    testset_digest: str
+    testset_path: str
+    config_digest: str
+    command: str | None  # None for imported outputs
+    imported_from: str | None
+    started_at: str
+    ended_at: str
+    created_ns: int
+    duration_s: float
+    status: str  # ok | partial | failed
+    failure: str | None
+    exit_statuses: tuple[int, ...]
+    n_cases: int
+    n_outputs: int
+    case_errors: dict[str, str] = field(default_factory=dict)
+    run_errors: tuple[str, ...] = ()
+    stderr_tail: str = ""
+    checker: dict[str, str] = field(default_factory=dict)
+    kind: str = "system"  # what was run: the system, or a derived set (e.g. "holdout")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": RUN_SCHEMA, "run_id": self.run_id, "version": self.version, "kind": self.kind,
+            "testset": {"digest": self.testset_digest, "path": self.testset_path},
+            "config_digest": self.config_digest, "command": self.command, "imported_from": self.imported_from,
+            "started_at": self.started_at, "ended_at": self.ended_at, "created_ns": self.created_ns,
+            "duration_s": round(self.duration_s, 6), "status": self.status, "failure": self.failure,
+            "exit_statuses": list(self.exit_statuses), "n_cases": self.n_cases, "n_outputs": self.n_outputs,
+            "case_errors": self.case_errors, "run_errors": list(self.run_errors), "stderr_tail": self.stderr_tail,
+            "checker": self.checker,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        return cls(
+            run_id=data["run_id"], version=data["version"], kind=data.get("kind", "system"),
+            testset_digest=data["testset"]["digest"], testset_path=data["testset"]["path"],
+            config_digest=data["config_digest"], command=data["command"], imported_from=data["imported_from"],
+            started_at=data["started_at"], ended_at=data["ended_at"], created_ns=int(data["created_ns"]),
+            duration_s=float(data["duration_s"]), status=data["status"], failure=data["failure"],
+            exit_statuses=tuple(data["exit_statuses"]), n_cases=int(data["n_cases"]), n_outputs=int(data["n_outputs"]),
+            case_errors=dict(data["case_errors"]), run_errors=tuple(data["run_errors"]),
+            stderr_tail=data.get("stderr_tail", ""), checker=dict(data["checker"]),
+        )
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+class RunStore:
+    """Runs under ``<root>/.oloproof/runs``; ``root`` is the directory of release.yaml."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runs_dir = root / STORE_DIR / "runs"
+
+    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> Path:
+        final = self.runs_dir / record.run_id
+
+        def fill(tmp: Path) -> None:
+            (tmp / "run.json").write_bytes(orjson.dumps(record.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+            with open(tmp / "outputs.jsonl", "wb") as handle:
+                for output in outputs.values():
+                    handle.write(dumps_line(output))
+
+        atomic_write_dir(final, fill)
+        return final
+
+    def records(self) -> list[RunRecord]:
+        """Every complete run, oldest first (temporary directories are skipped)."""
+        if not self.runs_dir.is_dir():
+            return []
+        found: list[RunRecord] = []
+        for entry in os.scandir(self.runs_dir):
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            meta = Path(entry.path) / "run.json"
+            try:
+                data = orjson.loads(meta.read_bytes())
+                found.append(RunRecord.from_json(data))
+            except FileNotFoundError:
+                continue
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise StoreError(f"{meta}: not a valid run record ({exc.__class__.__name__}: {exc})") from None
+        found.sort(key=lambda record: (record.created_ns, record.run_id))
+        return found
+
+    def outputs(self, record: RunRecord) -> dict[str, dict[str, Any]]:
+        path = self.runs_dir / record.run_id / "outputs.jsonl"
+        result: dict[str, dict[str, Any]] = {}
+        try:
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    if raw.strip():
+                        obj = orjson.loads(raw)
+                        result[obj["id"]] = obj
+        except FileNotFoundError:
+            raise StoreError(f"{path}: missing (the run store is damaged)") from None
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
+        return result
+
+    def resolve(self, ref: str, *, kind: str = "system") -> RunRecord:
+        records = [record for record in self.records() if record.kind == kind]
+        return resolve_ref(ref, records)
+
+
+_TILDE = re.compile(r"^(?P<base>.+?)~(?P<n>\d+)$")
+
+
+def resolve_ref(ref: str, records: list[RunRecord]) -> RunRecord:
+    """Resolve a ref against ``records`` (oldest first)."""
+    text = ref.strip()
+    back = 0
+    match = _TILDE.match(text)
+    if match:
+        text, back = match["base"], int(match["n"])
+    if text == "latest":
+        pool = records
+        what = "runs"
+    elif text.startswith("version:"):
+        name = text[len("version:") :]
+        pool = [record for record in records if record.version == name]
+        what = f"runs of version '{name}'"
+        if not pool:
+            known = sorted({record.version for record in records})
+            hint = f"; known versions: {', '.join(known)}" if known else ""
+            raise StoreError(f"ref '{ref}': no run of version '{name}'{hint}")
+    else:
+        if back:
+            raise StoreError(f"ref '{ref}': ~N applies to 'latest' or 'version:NAME', not to a run id")
+        matches = [record for record in records if record.run_id.startswith(text)]
+        if not matches:
+            raise StoreError(f"ref '{ref}': no run id starts with '{text}' (see `oloproof runs`)")
+        if len(matches) > 1:
+            ids = ", ".join(record.run_id for record in matches[:5])
+            raise StoreError(f"ref '{ref}': ambiguous, {len(matches)} runs start with it ({ids}{', ...' if len(matches) > 5 else ''})")
+        return matches[0]
+    if not pool:
+        raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`)")
+    if back >= len(pool):
+        raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist")
+    return pool[-1 - back]
+
+
+def monotonic_ns() -> int:
+    # Wall-clock nanoseconds order runs across processes; ties are broken by run id.
+    return time.time_ns()

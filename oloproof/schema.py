@@ -1,0 +1,398 @@
+"""Configuration schemas declared as data.
+
+One declaration serves three purposes: validating YAML (with file, line and key path in
+every message), producing plain values for the typed config objects, and generating the
+JSON Schema shipped for editors (``oloproof schema``). A test keeps the shipped schema
+files equal to what this module generates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+from oloproof.errors import ConfigError
+
+ScalarKind = Literal["str", "number", "int", "bool"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    kind: ScalarKind
+    doc: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+    enum: tuple[Any, ...] | None = None
+    nonempty: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: Node
+    doc: str = ""
+    min_items: int = 0
+    min_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MapOf:
+    """A mapping with free keys (e.g. per-field scales) and values of one shape."""
+
+    values: Node
+    doc: str = ""
+    min_items: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prop:
+    node: Node
+    required: bool = False
+    default: Any = None
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    props: Mapping[str, Prop]
+    doc: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A mapping whose ``type`` key picks one of several object shapes."""
+
+    key: str
+    variants: Mapping[str, Obj]
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """One of several shapes, tried by YAML node kind (scalar, sequence, mapping)."""
+
+    options: tuple[Node, ...]
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A key the contract names but this version does not implement: an error, never ignored."""
+
+    message: str
+    doc: str = ""
+
+
+Node = Scalar | Seq | MapOf | Obj | Tagged | AnyOf | Unsupported
+
+
+@dataclass(slots=True)
+class Document:
+    """A validated configuration: plain values plus the line of every key path."""
+
+    path: str
+    data: Any
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line(self, key_path: str) -> int | None:
+        """The line of ``key_path``, or of its nearest ancestor that has one."""
+        probe = key_path
+        while probe:
+            if probe in self.lines:
+                return self.lines[probe]
+            cut = max(probe.rfind("."), probe.rfind("["))
+            probe = probe[:cut] if cut > 0 else ""
+        return self.lines.get("")
+
+    def error(self, key_path: str, message: str) -> ConfigError:
+        return ConfigError(self.path, self.line(key_path), key_path, message)
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    """Compose YAML into nodes (keeping marks); syntax errors become ConfigError."""
+    try:
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or "invalid YAML"
+        raise ConfigError(path, line, "", f"invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:  # pragma: no cover - other PyYAML errors carry no mark
+        raise ConfigError(path, None, "", f"invalid YAML: {exc}") from None
+
+
+def _scalar_value(node: yaml.ScalarNode) -> Any:
+    return _Loader("").construct_object(node)
+
+
+def _describe_node(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    value = _scalar_value(node)  # type: ignore[arg-type]
+    if value is None:
+        return "nothing (null)"
+    return repr(value) if isinstance(value, str) else f"{value!r}"
+
+
+def _join(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key
+
+
+def _kind_name(kind: ScalarKind) -> str:
+    return {"str": "a string", "number": "a number", "int": "an integer", "bool": "true or false"}[kind]
+
+
+class _Validator:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lines: dict[str, int] = {}
+
+    def fail(self, node: yaml.Node, key_path: str, message: str) -> ConfigError:
+        return ConfigError(self.path, node.start_mark.line + 1, key_path, message)
+
+    def run(self, node: yaml.Node, schema: Node, key_path: str) -> Any:
+        self.lines.setdefault(key_path, node.start_mark.line + 1)
+        if isinstance(schema, Scalar):
+            return self.scalar(node, schema, key_path)
+        if isinstance(schema, Seq):
+            if not isinstance(node, yaml.SequenceNode):
+                raise self.fail(node, key_path, f"expected a list, got {_describe_node(node)}")
+            if len(node.value) < schema.min_items:
+                message = schema.min_message or f"expected at least {schema.min_items} item(s), got {len(node.value)}"
+                raise self.fail(node, key_path, message)
+            return [self.run(item, schema.items, f"{key_path}[{i}]") for i, item in enumerate(node.value)]
+        if isinstance(schema, MapOf):
+            pairs = self.pairs(node, key_path)
+            if len(pairs) < schema.min_items:
+                raise self.fail(node, key_path, f"expected at least {schema.min_items} entr(ies), got {len(pairs)}")
+            return {key: self.run(value, schema.values, _join(key_path, key)) for key, (_, value) in pairs.items()}
+        if isinstance(schema, Obj):
+            return self.obj(node, schema, key_path)
+        if isinstance(schema, Tagged):
+            return self.tagged(node, schema, key_path)
+        if isinstance(schema, Unsupported):
+            raise self.fail(node, key_path, schema.message)
+        return self.any_of(node, schema, key_path)
+
+    def pairs(self, node: yaml.Node, key_path: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, key_path, f"expected a mapping, got {_describe_node(node)}")
+        result: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, key_path, "keys must be plain strings")
+            key = _scalar_value(key_node)
+            if not isinstance(key, str):
+                raise self.fail(key_node, key_path, f"keys must be strings, got {key!r}")
+            if key in result:
+                first = result[key][0].start_mark.line + 1
+                raise self.fail(key_node, _join(key_path, key), f"duplicate key (first given on line {first})")
+            result[key] = (key_node, value_node)
+        return result
+
+    def obj(self, node: yaml.Node, schema: Obj, key_path: str, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+        pairs = self.pairs(node, key_path)
+        out: dict[str, Any] = {}
+        for key, (key_node, value_node) in pairs.items():
+            if key in skip:
+                continue
+            prop = schema.props.get(key)
+            if prop is None:
+                raise self.fail(key_node, _join(key_path, key), unknown_key_message(key, schema.props))
+            self.lines[_join(key_path, key)] = key_node.start_mark.line + 1
+            out[key] = self.run(value_node, prop.node, _join(key_path, key))
+        for key, prop in schema.props.items():
+            if key in out or key in skip:
+                continue
+            if prop.required:
+                raise self.fail(node, key_path, f"missing required key '{key}'")
+            out[key] = prop.default
+        return out
+
+    def tagged(self, node: yaml.Node, schema: Tagged, key_path: str) -> dict[str, Any]:
+        pairs = self.pairs(node, key_path)
+        if schema.key not in pairs:
+            raise self.fail(node, key_path, f"missing required key '{schema.key}' (one of: {', '.join(schema.variants)})")
+        tag_node = pairs[schema.key][1]
+        tag = _scalar_value(tag_node) if isinstance(tag_node, yaml.ScalarNode) else None
+        if not isinstance(tag, str) or tag not in schema.variants:
+            hint = _did_you_mean(str(tag), schema.variants)
+            raise self.fail(
+                tag_node, _join(key_path, schema.key),
+                f"unknown {schema.key} {_describe_node(tag_node)}; expected one of: {', '.join(schema.variants)}{hint}",
+            )
+        out = self.obj(node, schema.variants[tag], key_path, skip=frozenset({schema.key}))
+        out[schema.key] = tag
+        return out
+
+    def any_of(self, node: yaml.Node, schema: AnyOf, key_path: str) -> Any:
+        for option in schema.options:
+            if _accepts_kind(option, node):
+                return self.run(node, option, key_path)
+        expected = " or ".join(_kind_label(option) for option in schema.options)
+        raise self.fail(node, key_path, f"expected {expected}, got {_describe_node(node)}")
+
+    def scalar(self, node: yaml.Node, schema: Scalar, key_path: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.fail(node, key_path, f"expected {_kind_name(schema.kind)}, got {_describe_node(node)}")
+        value = _scalar_value(node)
+        want = schema.kind
+        ok = (
+            (want == "str" and isinstance(value, str))
+            or (want == "bool" and isinstance(value, bool))
+            or (want == "int" and isinstance(value, int) and not isinstance(value, bool))
+            or (want == "number" and isinstance(value, (int, float)) and not isinstance(value, bool))
+        )
+        if not ok:
+            raise self.fail(node, key_path, f"expected {_kind_name(want)}, got {_describe_node(node)}")
+        if want == "number":
+            value = float(value)
+            if math.isnan(value) or math.isinf(value):
+                raise self.fail(node, key_path, f"expected a finite number, got {value!r}")
+        if want in ("number", "int"):
+            self.check_range(node, schema, key_path, value)
+        if schema.enum is not None and value not in schema.enum:
+            choices = ", ".join(str(choice) for choice in schema.enum)
+            raise self.fail(node, key_path, f"expected one of: {choices}; got {value!r}{_did_you_mean(str(value), schema.enum)}")
+        if schema.nonempty and isinstance(value, str) and not value.strip():
+            raise self.fail(node, key_path, "must not be empty")
+        return value
+
+    def check_range(self, node: yaml.Node, schema: Scalar, key_path: str, value: float) -> None:
+        low, high = schema.minimum, schema.maximum
+        if low is not None and high is not None and not (low <= value <= high):
+            raise self.fail(node, key_path, f"expected a number in [{_fmt(low)}, {_fmt(high)}], got {_fmt(value)}")
+        if low is not None and value < low:
+            raise self.fail(node, key_path, f"expected a number >= {_fmt(low)}, got {_fmt(value)}")
+        if high is not None and value > high:
+            raise self.fail(node, key_path, f"expected a number <= {_fmt(high)}, got {_fmt(value)}")
+        if schema.exclusive_minimum is not None and value <= schema.exclusive_minimum:
+            if schema.exclusive_maximum is not None:
+                rng = f"({_fmt(schema.exclusive_minimum)}, {_fmt(schema.exclusive_maximum)})"
+                raise self.fail(node, key_path, f"expected a number strictly inside {rng}, got {_fmt(value)}")
+            raise self.fail(node, key_path, f"expected a number > {_fmt(schema.exclusive_minimum)}, got {_fmt(value)}")
+        if schema.exclusive_maximum is not None and value >= schema.exclusive_maximum:
+            if schema.exclusive_minimum is not None:
+                rng = f"({_fmt(schema.exclusive_minimum)}, {_fmt(schema.exclusive_maximum)})"
+                raise self.fail(node, key_path, f"expected a number strictly inside {rng}, got {_fmt(value)}")
+            raise self.fail(node, key_path, f"expected a number < {_fmt(schema.exclusive_maximum)}, got {_fmt(value)}")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _accepts_kind(schema: Node, node: yaml.Node) -> bool:
+    if isinstance(schema, Scalar):
+        return isinstance(node, yaml.ScalarNode)
+    if isinstance(schema, Seq):
+        return isinstance(node, yaml.SequenceNode)
+    if isinstance(schema, AnyOf):
+        return any(_accepts_kind(option, node) for option in schema.options)
+    return isinstance(node, yaml.MappingNode)
+
+
+def _kind_label(schema: Node) -> str:
+    if isinstance(schema, Scalar):
+        return _kind_name(schema.kind)
+    if isinstance(schema, Seq):
+        return "a list"
+    return "a mapping"
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, [str(choice) for choice in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_key_message(key: str, allowed: Mapping[str, Any]) -> str:
+    known = ", ".join(sorted(allowed))
+    return f"unknown key{_did_you_mean(key, allowed)}; allowed keys: {known}"
+
+
+def validate_text(text: str, schema: Node, *, path: str, empty_message: str) -> Document:
+    """Validate YAML ``text`` against ``schema``; ``path`` is how the file is named in errors."""
+    node = compose(text, path)
+    if node is None:
+        raise ConfigError(path, None, "", empty_message)
+    validator = _Validator(path)
+    data = validator.run(node, schema, "")
+    return Document(path=path, data=data, lines=validator.lines)
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+
+def to_json_schema(schema: Node) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) equivalent of ``schema``, for editors."""
+    if isinstance(schema, Scalar):
+        out: dict[str, Any] = {"type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}[schema.kind]}
+        for key, value in (
+            ("minimum", schema.minimum), ("maximum", schema.maximum),
+            ("exclusiveMinimum", schema.exclusive_minimum), ("exclusiveMaximum", schema.exclusive_maximum),
+        ):
+            if value is not None:
+                out[key] = value
+        if schema.enum is not None:
+            out["enum"] = list(schema.enum)
+        if schema.nonempty:
+            out["minLength"] = 1
+    elif isinstance(schema, Seq):
+        out = {"type": "array", "items": to_json_schema(schema.items)}
+        if schema.min_items:
+            out["minItems"] = schema.min_items
+    elif isinstance(schema, MapOf):
+        out = {"type": "object", "additionalProperties": to_json_schema(schema.values)}
+        if schema.min_items:
+            out["minProperties"] = schema.min_items
+    elif isinstance(schema, Obj):
+        out = _object_schema(schema.props)
+        if schema.title:
+            out["title"] = schema.title
+    elif isinstance(schema, Unsupported):
+        return {"not": {}, "description": schema.message}
+    elif isinstance(schema, Tagged):
+        variants = []
+        for tag, variant in schema.variants.items():
+            branch = _object_schema({schema.key: Prop(Scalar("str", enum=(tag,)), required=True), **variant.props})
+            if variant.doc:
+                branch["description"] = variant.doc
+            variants.append(branch)
+        out = {"oneOf": variants}
+    else:
+        out = {"anyOf": [to_json_schema(option) for option in schema.options]}
+    if schema.doc and "description" not in out:
+        out["description"] = schema.doc
+    return out
+
+
+def _object_schema(props: Mapping[str, Prop]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for key, prop in props.items():
+        entry = to_json_schema(prop.node)
+        if prop.doc:
+            entry["description"] = prop.doc
+        if prop.default is not None:
+            entry["default"] = prop.default
+        properties[key] = entry
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    required = [key for key, prop in props.items() if prop.required]
+    if required:
+        out["required"] = required
+    return out

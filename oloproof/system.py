@@ -1,0 +1,175 @@
+"""Running a command that answers JSONL cases: the system under test, or a judge.
+
+The command reads one JSON object per line on stdin and writes one JSON object per line
+(with the same ``id``) on stdout. It is called once per batch, in its own process group so
+a timeout or Ctrl-C kills everything it started. Nothing passes through a shell.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from oloproof.jsonl import dumps_line
+
+STDERR_TAIL_BYTES = 4096
+
+
+@dataclass(slots=True, kw_only=True)
+class Collected:
+    """What came back for a list of requests: outputs, and why the rest did not."""
+
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_errors: dict[str, str] = field(default_factory=dict)  # case id -> reason
+    run_errors: list[str] = field(default_factory=list)  # problems not tied to one case
+    failure: str | None = None  # crash or timeout: the run is failed
+    exit_statuses: list[int] = field(default_factory=list)
+    stderr_tail: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def status(self) -> str:
+        if self.failure is not None:
+            return "failed"
+        if self.case_errors or self.run_errors:
+            return "partial"
+        return "ok"
+
+
+def command_argv(command: str | Sequence[str]) -> list[str]:
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if argv and argv[0] in ("python", "python3") and shutil.which(argv[0]) is None:
+        # A machine with only python3 (or a venv without `python`): use the interpreter
+        # running oloproof rather than failing on the name.
+        argv[0] = sys.executable
+    return argv
+
+
+class CommandNotFound(Exception):
+    pass
+
+
+def collect_lines(
+    lines: Sequence[bytes], expected_ids: Sequence[str], into: Collected, *, source: str
+) -> None:
+    """Match output lines to requested ids; record missing, duplicate, extra and malformed ones.
+
+    ``source`` names where the lines came from ("stdout of batch 2", "preds.jsonl") so every
+    problem can be traced to its line.
+    """
+    wanted = set(expected_ids)
+    seen: dict[str, int] = {}
+    duplicates: set[str] = set()
+    got: dict[str, dict[str, Any]] = {}
+    for number, raw in enumerate(lines, start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        try:
+            obj = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            into.run_errors.append(f"{source}:{number}: not valid JSON")
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+            into.run_errors.append(f"{source}:{number}: expected a JSON object with a string 'id'")
+            continue
+        case_id = obj["id"]
+        if case_id not in wanted:
+            into.run_errors.append(f"{source}:{number}: output for unknown case id '{case_id}'")
+            continue
+        if case_id in seen:
+            duplicates.add(case_id)
+            continue
+        seen[case_id] = number
+        got[case_id] = obj
+    for case_id in expected_ids:
+        if case_id in duplicates:
+            into.case_errors[case_id] = f"duplicate outputs ({source}:{seen[case_id]} and later); none is used"
+        elif case_id in got:
+            into.outputs[case_id] = got[case_id]
+        elif case_id not in into.case_errors:
+            into.case_errors[case_id] = "no output"
+
+
+def run_batches(
+    command: str | Sequence[str],
+    requests: Sequence[dict[str, Any]],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    batch_size: int,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> Collected:
+    """Run ``command`` once per batch of ``requests`` (each holds an ``id``)."""
+    argv = command_argv(command)
+    if not argv:
+        raise CommandNotFound("the command is empty")
+    result = Collected()
+    started = time.monotonic()
+    total = len(requests)
+    for offset in range(0, total, batch_size):
+        batch = requests[offset : offset + batch_size]
+        ids = [str(item["id"]) for item in batch]
+        payload = b"".join(dumps_line(item) for item in batch)
+        number = offset // batch_size + 1
+        stdout, stderr, status, problem = _invoke(argv, payload, cwd=cwd, timeout_s=timeout_s)
+        result.exit_statuses.append(status)
+        result.stderr_tail = (result.stderr_tail + stderr.decode("utf-8", "replace"))[-STDERR_TAIL_BYTES:]
+        collect_lines(stdout.splitlines(), ids, result, source=f"stdout of batch {number}")
+        if problem is not None:
+            result.failure = f"batch {number}: {problem}"
+            for case_id in ids:
+                if case_id not in result.outputs:
+                    result.case_errors[case_id] = problem
+            # Later batches are not attempted: a crashed or hung system is not retried.
+            for item in requests[offset + batch_size :]:
+                result.case_errors[str(item["id"])] = "not run: an earlier batch failed"
+            break
+        if on_batch is not None:
+            on_batch(min(offset + batch_size, total), total)
+    result.duration_s = time.monotonic() - started
+    return result
+
+
+def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> tuple[bytes, bytes, int, str | None]:
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise CommandNotFound(f"command not found: '{argv[0]}'") from None
+    except PermissionError:
+        raise CommandNotFound(f"command is not executable: '{argv[0]}'") from None
+    try:
+        stdout, stderr = proc.communicate(payload, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        stdout, stderr = proc.communicate()
+        return stdout, stderr, proc.returncode, f"timed out after {timeout_s:g} s"
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with status {proc.returncode}"
+        return stdout, stderr, proc.returncode, f"system {how}"
+    return stdout, stderr, 0, None
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

@@ -1,0 +1,95 @@
+"""Test sets: one JSONL case per line, with an id, an ``expected`` object and input keys.
+
+A test set's identity is the SHA-256 of its canonical content, independent of line order
+and of JSON formatting, so re-serialising a file does not invalidate evidence but any
+change to a case does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NewType
+
+from oloproof.errors import DataError
+from oloproof.jsonl import dumps_line, iter_objects
+
+CaseId = NewType("CaseId", str)
+
+# Keys of a case that the gate reads and never shows to the system.
+RESERVED_KEYS = frozenset({"id", "expected", "group", "stratum"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    id: CaseId
+    inputs: dict[str, Any]  # what the system receives (besides the id)
+    expected: dict[str, Any]
+    group: str | None
+    stratum: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestSet:
+    path: str  # as shown to people (relative to the config when possible)
+    cases: tuple[Case, ...]
+    digest: str  # "sha256:<hex>"
+
+    @property
+    def has_groups(self) -> bool:
+        return any(case.group is not None for case in self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+def _optional_label(obj: dict[str, Any], key: str, *, path: str, line: int) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DataError(path, line, f"'{key}' must be a string or an integer, got {type(value).__name__}")
+    return str(value)
+
+
+def load_testset(file: Path, *, display: str | None = None, kind: str = "test set") -> TestSet:
+    """Read and validate a test set; every problem names the file and line."""
+    shown = display or str(file)
+    cases: list[Case] = []
+    first_line: dict[str, int] = {}
+    hasher_lines: list[bytes] = []
+    for line, obj in iter_objects(file, display=shown):
+        case_id = obj.get("id")
+        if not isinstance(case_id, str) or not case_id:
+            got = "no 'id'" if case_id is None else f"id {case_id!r}"
+            raise DataError(shown, line, f"each case needs a non-empty string 'id', got {got}")
+        if case_id in first_line:
+            raise DataError(shown, line, f"duplicate case id '{case_id}' (first on line {first_line[case_id]})")
+        first_line[case_id] = line
+        expected = obj.get("expected")
+        if not isinstance(expected, dict):
+            got = "none" if expected is None else type(expected).__name__
+            raise DataError(shown, line, f"case '{case_id}': 'expected' must be an object, got {got}")
+        inputs = {key: value for key, value in obj.items() if key not in RESERVED_KEYS}
+        cases.append(
+            Case(
+                id=CaseId(case_id), inputs=inputs, expected=expected,
+                group=_optional_label(obj, "group", path=shown, line=line),
+                stratum=_optional_label(obj, "stratum", path=shown, line=line),
+                line=line,
+            )
+        )
+        hasher_lines.append(dumps_line(obj))
+    if not cases:
+        raise DataError(shown, None, f"the {kind} is empty: it needs at least one case")
+    return TestSet(path=shown, cases=tuple(cases), digest=canonical_digest(hasher_lines))
+
+
+def canonical_digest(canonical_lines: list[bytes]) -> str:
+    """SHA-256 over canonical case lines in sorted order (line order does not matter)."""
+    hasher = hashlib.sha256()
+    for raw in sorted(canonical_lines):
+        hasher.update(raw)
+    return "sha256:" + hasher.hexdigest()
