@@ -19,7 +19,7 @@ from oloproof.errors import ConfigError, UsageError
 from oloproof.evaluators import REGISTRY, Evaluator, SpecError
 from oloproof.evaluators.base import Where
 from oloproof.policy import POLICY, Policy, build_policy
-from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, Unsupported, unknown_key_message, validate_text
+from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, Unsupported, did_you_mean, validate_text
 
 SYSTEM = Obj(
     {
@@ -45,6 +45,10 @@ HOLDOUT = Obj(
         ),
         "budget": Prop(Scalar("int", minimum=1), doc="How many reads the set may serve; `oloproof holdout status` suggests one."),
         "log": Prop(Scalar("str", nonempty=True), default="evals/holdout/READS.log", doc="Append-only log of every read."),
+        "criterion": Prop(
+            Scalar("str", nonempty=True),
+            doc="Criterion the holdout score reads (default: the criterion of the policy's first rule).",
+        ),
     },
     doc="The reserved holdout set, read only with a reason, against a budget.",
 )
@@ -92,6 +96,7 @@ class HoldoutSpec:
     cases: str  # as written, possibly with ${VAR}
     budget: int | None
     log: str
+    criterion: str
     line: int | None
 
 
@@ -176,7 +181,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         if rule.criterion not in criteria:
             raise ConfigError(
                 rule.source, rule.line, f"{rule.key_path}.criterion",
-                f"no evaluator provides criterion '{rule.criterion}'; {unknown_key_message(rule.criterion, dict.fromkeys(criteria)).split('; ', 1)[0].replace('unknown key', 'unknown criterion')}; "
+                f"no evaluator provides criterion '{rule.criterion}'{did_you_mean(rule.criterion, criteria)}; "
                 f"available: {', '.join(sorted(criteria))}",
             )
 
@@ -196,7 +201,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         evaluators=evaluators,
         policy=policy,
         holdout=None if holdout is None else HoldoutSpec(
-            cases=holdout["cases"], budget=holdout["budget"], log=holdout["log"], line=doc.line("holdout"),
+            cases=holdout["cases"], budget=holdout["budget"], log=holdout["log"],
+            criterion=holdout["criterion"] or policy.rules[0].criterion, line=doc.line("holdout"),
         ),
         document=doc,
         digest=digest,

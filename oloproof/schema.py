@@ -232,7 +232,7 @@ class _Validator:
         tag_node = pairs[schema.key][1]
         tag = _scalar_value(tag_node) if isinstance(tag_node, yaml.ScalarNode) else None
         if not isinstance(tag, str) or tag not in schema.variants:
-            hint = _did_you_mean(str(tag), schema.variants)
+            hint = did_you_mean(str(tag), schema.variants)
             raise self.fail(
                 tag_node, _join(key_path, schema.key),
                 f"unknown {schema.key} {_describe_node(tag_node)}; expected one of: {', '.join(schema.variants)}{hint}",
@@ -269,7 +269,7 @@ class _Validator:
             self.check_range(node, schema, key_path, value)
         if schema.enum is not None and value not in schema.enum:
             choices = ", ".join(str(choice) for choice in schema.enum)
-            raise self.fail(node, key_path, f"expected one of: {choices}; got {value!r}{_did_you_mean(str(value), schema.enum)}")
+            raise self.fail(node, key_path, f"expected one of: {choices}; got {value!r}{did_you_mean(str(value), schema.enum)}")
         if schema.nonempty and isinstance(value, str) and not value.strip():
             raise self.fail(node, key_path, "must not be empty")
         return value
@@ -316,14 +316,14 @@ def _kind_label(schema: Node) -> str:
     return "a mapping"
 
 
-def _did_you_mean(word: str, choices: Any) -> str:
+def did_you_mean(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, [str(choice) for choice in choices], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def unknown_key_message(key: str, allowed: Mapping[str, Any]) -> str:
     known = ", ".join(sorted(allowed))
-    return f"unknown key{_did_you_mean(key, allowed)}; allowed keys: {known}"
+    return f"unknown key{did_you_mean(key, allowed)}; allowed keys: {known}"
 
 
 def validate_text(text: str, schema: Node, *, path: str, empty_message: str) -> Document:

@@ -1,0 +1,3 @@
+from oloproof.cli import main
+
+raise SystemExit(main())

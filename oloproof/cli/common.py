@@ -1,0 +1,84 @@
+"""Options and helpers shared by subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from oloproof.config import Release
+
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-c", "--config", default="release.yaml", metavar="FILE", help="release.yaml to read (default: %(default)s)")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="FILE", help="also write the result as JSON (documented, versioned schema)")
+
+
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def load(args: argparse.Namespace) -> Release:
+    from oloproof.config import load_release
+
+    return load_release(args.config)
+
+
+def interactive() -> bool:
+    """Progress bars only for a person at a terminal, never in CI logs."""
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def write_file(path: str, text: str) -> None:
+    from oloproof.atomic import atomic_write_text
+
+    atomic_write_text(Path(path), text)
+
+
+def write_json(path: str, data: Any) -> None:
+    import orjson
+
+    from oloproof.atomic import atomic_write_bytes
+
+    atomic_write_bytes(Path(path), orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+
+
+class BatchProgress:
+    """A rich progress bar over cases, shown only when interactive and not quiet."""
+
+    def __init__(self, label: str, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.label = label
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> BatchProgress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self.label, total=None)
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)

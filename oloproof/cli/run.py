@@ -1,0 +1,56 @@
+"""``oloproof run``: run the system once on the test set (or import outputs) and record it."""
+
+from __future__ import annotations
+
+import argparse
+
+from oloproof.cli import common
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "run", help="run the system on the test set and record the run",
+        description="Run the system command declared in release.yaml once per batch and record the run under "
+        ".oloproof/runs/. With --outputs, import outputs produced elsewhere instead.",
+    )
+    common.add_config(parser)
+    parser.add_argument("--outputs", metavar="FILE", help="import these JSONL outputs (one {id, ...} per case) instead of running")
+    parser.add_argument("--version", dest="run_version", metavar="NAME", help="system version of imported outputs (required with --outputs)")
+    common.add_json(parser)
+    common.add_quiet(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from oloproof.errors import UsageError
+    from oloproof.gate import load_dev_testset
+    from oloproof.report.terminal import short_digest
+    from oloproof.run import describe_problems, execute, import_outputs
+    from oloproof.runstore import RunStore
+
+    release = common.load(args)
+    testset = load_dev_testset(release)
+    store = RunStore(release.base_dir)
+    console = common.console()
+    if args.outputs:
+        if not args.run_version:
+            raise UsageError("--outputs needs --version NAME (the system version that produced them)")
+        record, _ = import_outputs(release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs)
+    else:
+        if args.run_version:
+            raise UsageError("--version applies to imported outputs (--outputs); a run of the command uses system.version")
+        with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
+            record, _ = execute(release, testset, store, on_batch=progress)
+    style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
+    console.print(
+        f"run [bold]{record.run_id}[/] version {record.version} on dev set {testset.path} "
+        f"({short_digest(testset.digest)}): [{style}]{record.status}[/], {record.n_outputs}/{record.n_cases} outputs",
+        markup=True,
+    )
+    for line in describe_problems(record):
+        console.print(f"  {line}", markup=False)
+    if args.json:
+        common.write_json(args.json, record.to_json())
+    return 0

@@ -1,0 +1,45 @@
+"""``oloproof runs``: list recorded runs, newest last, with the refs that name them."""
+
+from __future__ import annotations
+
+import argparse
+
+from oloproof.cli import common
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("runs", help="list recorded runs", description="List recorded runs (oldest first) with their latest~N refs.")
+    common.add_config(parser)
+    parser.add_argument("ref", nargs="?", help="show only the run this ref names")
+    common.add_json(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from oloproof.report.terminal import short_digest
+    from oloproof.runstore import RunStore
+
+    release = common.load(args)
+    store = RunStore(release.base_dir)
+    records = [record for record in store.records() if record.kind == "system"]
+    if args.ref:
+        records = [store.resolve(args.ref)]
+    all_ids = [record.run_id for record in store.records() if record.kind == "system"]
+    table = Table(header_style="bold")
+    for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
+        table.add_column(column)
+    for record in records:
+        back = len(all_ids) - 1 - all_ids.index(record.run_id)
+        ref = "latest" if back == 0 else f"latest~{back}"
+        table.add_row(ref, record.run_id, record.version, record.status, f"{record.n_outputs}/{record.n_cases}",
+                      short_digest(record.testset_digest), record.started_at[:19].replace("T", " "))
+    console = common.console()
+    if records:
+        console.print(table)
+    else:
+        console.print("no runs yet: make one with `oloproof run` (or `oloproof gate`)")
+    if args.json:
+        common.write_json(args.json, {"schema": "oloproof.runs/1", "runs": [record.to_json() for record in records]})
+    return 0

@@ -1,0 +1,157 @@
+"""The gate: from release.yaml to one verdict per rule, and the gate's verdict.
+
+Pure orchestration: load, precheck, get a run (reuse or execute), evaluate, decide. The
+result is one object that every renderer (terminal, JSON, JUnit, Markdown, annotations)
+turns into text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from oloproof.checks import CheckReport, GateContext, registry
+from oloproof.config import Release
+from oloproof.decide import decide_rule
+from oloproof.errors import UsageError
+from oloproof.evaluators.base import CriterionOutcome, EvalContext
+from oloproof.identity import CheckerIdentity, checker_identity
+from oloproof.runstore import RunRecord, RunStore
+from oloproof.testset import TestSet, load_testset
+from oloproof.verdicts import RuleResult, Verdict, worst
+
+GATE_SCHEMA = "oloproof.gate/1"
+
+# What the gate's evidence cannot tell, whatever its verdict (shown in every report).
+LIMITATIONS = (
+    "The interval covers sampling noise over these test cases only; it says nothing about inputs unlike them "
+    "(other populations, later data, an attacker's search).",
+    "A clean verdict on a set that tuning decisions were made on measures quality plus fit to that set: "
+    "use a holdout read for an independent figure.",
+    "Outputs were scored by the declared evaluators only; properties no evaluator checks were not examined.",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult:
+    verdict: Verdict
+    rules: tuple[RuleResult, ...]
+    checks: tuple[CheckReport, ...]
+    release: Release
+    testset: TestSet
+    run: RunRecord | None
+    run_reused: bool
+    outcomes: dict[str, CriterionOutcome]
+    problems: tuple[str, ...]
+    checker: CheckerIdentity
+    generated_at: str
+    limitations: tuple[str, ...] = LIMITATIONS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> RunRecord | None:
+    """The latest run of this system version on this exact test set (and command), if any."""
+    command = release.system.command_text
+    for record in reversed(store.records()):
+        if record.kind != "system" or record.version != release.system.version:
+            continue
+        if record.testset_digest != testset.digest:
+            continue
+        if record.command is not None and command is not None and record.command != command:
+            continue
+        return record
+    return None
+
+
+def load_dev_testset(release: Release) -> TestSet:
+    return load_testset(release.resolve(release.testset_path), display=release.testset_path)
+
+
+def run_gate(
+    release: Release,
+    *,
+    run_ref: str | None = None,
+    rerun: bool = False,
+    quiet: bool = True,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> GateResult:
+    from oloproof.run import execute
+
+    testset = load_dev_testset(release)
+    store = RunStore(release.base_dir)
+    ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet)
+    checks = registry()
+    reports = tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
+    generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    common = dict(release=release, testset=testset, checks=reports, checker=checker_identity(), generated_at=generated_at)
+
+    blocking = [report for report in reports if report.blocks]
+    if blocking:
+        reasons = tuple(dict.fromkeys(code for report in blocking for code in report.reasons)) + ("precondition_unmet",)
+        why = "; ".join(report.sentence for report in blocking)
+        rules = tuple(
+            RuleResult(
+                rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
+                verdict=Verdict.BLOCKED, reasons=reasons, sentence=f"Not decided: {why}", interval=None, n=len(testset),
+                passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
+            )
+            for rule in release.policy.rules
+        )
+        verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
+        return GateResult(verdict=worst(verdicts), rules=rules, run=None, run_reused=False, outcomes={}, problems=(), **common)  # type: ignore[arg-type]
+
+    record: RunRecord | None
+    if run_ref is not None:
+        record = store.resolve(run_ref)
+        if record.testset_digest != testset.digest:
+            raise UsageError(
+                f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
+                f"but {testset.path} is now {testset.digest[:19]}…: re-run the system on this test set"
+            )
+        reused = True
+    else:
+        record = None if rerun else find_reusable_run(release, testset, store)
+        reused = record is not None
+    if record is None:
+        if release.system.command is None:
+            raise UsageError(
+                f"no run of version '{release.system.version}' on {testset.path} ({testset.digest[:19]}…), and "
+                "release.yaml declares no system command: import outputs with "
+                f"`oloproof run --outputs FILE --version {release.system.version}`"
+            )
+        record, outputs = execute(release, testset, store, on_batch=on_batch)
+    else:
+        outputs = store.outputs(record)
+
+    invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
+    eval_ctx = EvalContext(testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet)
+    needed = {rule.criterion for rule in release.policy.rules}
+    outcomes: dict[str, CriterionOutcome] = {}
+    problems: list[str] = []
+    for evaluator in release.evaluators:
+        if evaluator.criterion not in needed:
+            continue
+        outcome = evaluator.evaluate(eval_ctx)
+        if invalidating:
+            outcome = _with_reasons(outcome, invalidating)
+        if record.failure is not None:
+            outcome = _with_reasons(outcome, ("run_failed",))
+        outcomes[evaluator.criterion] = outcome
+        problems.extend(outcome.problems)
+    rules = tuple(decide_rule(rule, outcomes[rule.criterion], release.policy, testset) for rule in release.policy.rules)
+    for check in checks.values():
+        rules += tuple(check.rule_results(ctx, rules))
+    verdicts = [rule.verdict for rule in rules] + [report.verdict for report in reports if report.verdict is not None]
+    return GateResult(
+        verdict=worst(verdicts), rules=rules, run=record, run_reused=reused, outcomes=outcomes,
+        problems=tuple(problems), **common,  # type: ignore[arg-type]
+    )
+
+
+def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:
+    from dataclasses import replace
+
+    merged = tuple(dict.fromkeys(outcome.reasons + codes))
+    return replace(outcome, reasons=merged)

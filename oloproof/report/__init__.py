@@ -1,0 +1,1 @@
+"""Renderers: one result object in, text out. No renderer decides anything."""

@@ -1,0 +1,85 @@
+"""The JSON report of ``oloproof gate`` (schema ``oloproof.gate/1``, docs/report-json.md).
+
+Scripts read this instead of terminal text. Additive changes keep the schema name; a
+change that removes or renames a field bumps it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from oloproof.gate import GATE_SCHEMA, GateResult
+from oloproof.stats.interval import Interval
+from oloproof.verdicts import RuleResult
+
+
+def interval_json(interval: Interval | None) -> dict[str, Any] | None:
+    if interval is None:
+        return None
+    return {
+        "estimate": interval.estimate, "low": interval.low, "high": interval.high, "level": interval.level,
+        "method": interval.method, "approximate": interval.approximate,
+    }
+
+
+def rule_json(rule: RuleResult) -> dict[str, Any]:
+    return {
+        "id": rule.rule_id, "criterion": rule.criterion, "kind": rule.kind, "threshold": rule.threshold,
+        "verdict": rule.verdict.value, "reasons": list(rule.reasons), "sentence": rule.sentence,
+        "estimate": rule.interval.estimate if rule.interval else None, "interval": interval_json(rule.interval),
+        "n": rule.n, "passes": rule.passes, "missing": rule.missing, "resolution": rule.resolution,
+        "source": rule.source, "line": rule.line, "details": rule.details,
+    }
+
+
+def to_json(result: GateResult) -> dict[str, Any]:
+    import numpy as np
+
+    release, testset, run = result.release, result.testset, result.run
+    criteria: dict[str, Any] = {}
+    ids = [case.id for case in testset.cases]
+    for name, outcome in result.outcomes.items():
+        values = outcome.values
+        missing = np.isnan(values)
+        criteria[name] = {
+            "kind": outcome.kind, "n": int(values.size), "missing": int(missing.sum()),
+            "missing_ids": [ids[i] for i in np.flatnonzero(missing)],
+            "failed_ids": [ids[i] for i in np.flatnonzero(values == 0.0)],
+            "reasons": list(outcome.reasons), "notes": dict(outcome.notes), "details": dict(outcome.details),
+        }
+    return {
+        "schema": GATE_SCHEMA,
+        "verdict": result.verdict.value,
+        "exit_code": int(result.verdict.exit_code),
+        "generated_at": result.generated_at,
+        "checker": result.checker.to_json(),
+        "config": {"path": release.path, "digest": release.digest},
+        "system": {"version": release.system.version, "command": release.system.command_text},
+        "testset": {"set": "dev", "path": testset.path, "digest": testset.digest, "n_cases": len(testset), "has_groups": testset.has_groups},
+        "policy": {"confidence": release.policy.confidence, "allow_approximate_methods": release.policy.allow_approximate_methods, "source": release.policy.source},
+        "run": None if run is None else {
+            "run_id": run.run_id, "version": run.version, "status": run.status, "reused": result.run_reused,
+            "failure": run.failure, "n_cases": run.n_cases, "n_outputs": run.n_outputs, "started_at": run.started_at,
+            "imported_from": run.imported_from, "checker": run.checker,
+            "checker_changed": run.checker != result.checker.to_json(),
+        },
+        "rules": [rule_json(rule) for rule in result.rules],
+        "checks": [
+            {
+                "name": report.name, "title": report.title, "status": report.status,
+                "verdict": report.verdict.value if report.verdict else None, "reasons": list(report.reasons),
+                "sentence": report.sentence, "blocks": report.blocks, "invalidates": list(report.invalidates),
+                "lines": list(report.lines), "data": report.data,
+            }
+            for report in result.checks
+        ],
+        "criteria": criteria,
+        "problems": list(result.problems),
+        "limitations": list(result.limitations),
+    }
+
+
+def render(result: GateResult) -> str:
+    return orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode() + "\n"

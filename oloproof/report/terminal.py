@@ -1,0 +1,108 @@
+"""The terminal rendering: a rich verdict table and the sentences a person acts on."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from oloproof.gate import GateResult
+from oloproof.verdicts import Verdict
+
+STYLE = {
+    Verdict.PASS: "bold green",
+    Verdict.FAIL: "bold red",
+    Verdict.BLOCKED: "bold magenta",
+    Verdict.MANUAL_REVIEW: "bold yellow",
+    Verdict.INSUFFICIENT_EVIDENCE: "bold yellow",
+}
+
+
+def short_digest(digest: str) -> str:
+    algo, _, hexpart = digest.partition(":")
+    return f"{algo}:{hexpart[:12]}"
+
+
+def build(result: GateResult) -> Group:
+    release, testset, run = result.release, result.testset, result.run
+    parts: list[object] = []
+    header = Text()
+    header.append("oloproof gate ", style="bold")
+    header.append(f"{release.path}  system {release.system.version}\n")
+    header.append(f"dev set {testset.path}: {len(testset)} cases, {short_digest(testset.digest)}")
+    if run is not None:
+        how = "reused" if result.run_reused else "new"
+        header.append(f"\nrun {run.run_id} ({how}, {run.status}, {run.n_outputs}/{run.n_cases} outputs)")
+        if run.checker != result.checker.to_json():
+            header.append("  [checker changed since this run]", style="yellow")
+    parts.append(header)
+
+    table = Table(show_lines=False, header_style="bold")
+    for column in ("rule", "criterion", "estimate", "interval", "threshold", "verdict", "reasons"):
+        table.add_column(column, overflow="fold")
+    for rule in result.rules:
+        interval = rule.interval
+        estimate = f"{interval.estimate:.3f}" if interval else "-"
+        bounds = f"[{interval.low:.3f}, {interval.high:.3f}]" + ("*" if interval.approximate else "") if interval else "-"
+        if rule.kind == "min":
+            threshold = f">= {rule.threshold:g}"
+        elif rule.kind == "max":
+            threshold = f"<= {rule.threshold:g}"
+        elif rule.kind == "regression":
+            threshold = f"drop <= {rule.threshold:g}"
+        else:
+            threshold = "-"
+        reasons = ", ".join(code for code in rule.reasons if code not in ("interval_clears_threshold",))
+        table.add_row(rule.rule_id, rule.criterion, estimate, bounds, threshold, Text(rule.verdict.value, style=STYLE[rule.verdict]), reasons)
+    for report in result.checks:
+        if report.verdict is not None:
+            table.add_row(f"[{report.name}]", "-", "-", "-", "-", Text(report.verdict.value, style=STYLE[report.verdict]), ", ".join(report.reasons))
+    parts.append(table)
+    if any(rule.interval is not None and rule.interval.approximate for rule in result.rules):
+        parts.append(Text(f"* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
+
+    for report in result.checks:
+        line = Text()
+        line.append(f"{report.title}: ", style="bold")
+        line.append(report.status)
+        if report.sentence:
+            line.append(f"\n  {report.sentence}")
+        for extra in report.lines:
+            line.append(f"\n  {extra}")
+        parts.append(line)
+
+    notes = Text()
+    for rule in result.rules:
+        if rule.verdict is Verdict.PASS:
+            continue
+        notes.append(f"{rule.rule_id}: ", style=STYLE[rule.verdict])
+        notes.append(rule.sentence + "\n")
+    for problem in result.problems:
+        notes.append("problem: ", style="yellow")
+        notes.append(problem + "\n")
+    if notes.plain:
+        parts.append(notes)
+    verdict = Text()
+    verdict.append("verdict: ", style="bold")
+    verdict.append(result.verdict.value, style=STYLE[result.verdict])
+    verdict.append(f"  (exit {int(result.verdict.exit_code)}; confidence {result.release.policy.confidence:g})")
+    parts.append(verdict)
+    return Group(*parts)  # type: ignore[arg-type]
+
+
+def render(result: GateResult, *, width: int = 120) -> str:
+    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console.print(build(result))
+    return console.export_text()
+
+
+def print_result(result: GateResult, console: Console) -> None:
+    console.print(build(result))
+
+
+class _Null:
+    def write(self, _: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass

@@ -1,0 +1,90 @@
+"""Making runs: executing the system on a test set, or importing outputs made elsewhere."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from oloproof.config import Release
+from oloproof.errors import ConfigError, DataError, UsageError
+from oloproof.identity import checker_identity
+from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
+from oloproof.system import CommandNotFound, Collected, collect_lines, run_batches
+from oloproof.testset import TestSet
+
+
+def execute(
+    release: Release,
+    testset: TestSet,
+    store: RunStore,
+    *,
+    kind: str = "system",
+    on_batch: Callable[[int, int], None] | None = None,
+) -> tuple[RunRecord, dict[str, dict[str, object]]]:
+    """Run the declared system command on ``testset`` and store the run (even a failed one)."""
+    system = release.system
+    if system.command is None:
+        raise ConfigError(release.path, system.line, "system.command", "no command declared; import outputs with `oloproof run --outputs FILE --version NAME`")
+    requests = [{"id": case.id, **case.inputs} for case in testset.cases]  # never `expected`
+    started_at, created_ns = utc_now(), time.time_ns()
+    try:
+        collected = run_batches(
+            system.command, requests, cwd=release.base_dir, timeout_s=system.timeout_s,
+            batch_size=system.batch_size, on_batch=on_batch,
+        )
+    except CommandNotFound as exc:
+        raise ConfigError(release.path, system.line, "system.command", str(exc)) from None
+    return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,
+                  version=system.version, command=system.command_text, imported_from=None, kind=kind)
+
+
+def import_outputs(
+    release: Release, testset: TestSet, store: RunStore, outputs_file: Path, *, version: str, shown: str, kind: str = "system"
+) -> tuple[RunRecord, dict[str, dict[str, object]]]:
+    """Record outputs produced elsewhere (e.g. on a GPU job) as a run of ``version``."""
+    if not version.strip():
+        raise UsageError("--version must not be empty")
+    started_at, created_ns = utc_now(), time.time_ns()
+    try:
+        raw = outputs_file.read_bytes()
+    except FileNotFoundError:
+        raise DataError(shown, None, "file not found") from None
+    collected = Collected()
+    collect_lines(raw.splitlines(), [case.id for case in testset.cases], collected, source=shown)
+    return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,
+                  version=version, command=None, imported_from=shown, kind=kind)
+
+
+def _store(
+    release: Release, testset: TestSet, store: RunStore, collected: Collected, *, started_at: str, created_ns: int,
+    version: str, command: str | None, imported_from: str | None, kind: str,
+) -> tuple[RunRecord, dict[str, dict[str, object]]]:
+    record = RunRecord(
+        run_id=new_run_id(), version=version, kind=kind, testset_digest=testset.digest, testset_path=testset.path,
+        config_digest=release.digest, command=command, imported_from=imported_from, started_at=started_at,
+        ended_at=utc_now(), created_ns=created_ns, duration_s=collected.duration_s, status=collected.status,
+        failure=collected.failure, exit_statuses=tuple(collected.exit_statuses), n_cases=len(testset.cases),
+        n_outputs=len(collected.outputs), case_errors=collected.case_errors, run_errors=tuple(collected.run_errors),
+        stderr_tail=collected.stderr_tail, checker=checker_identity().to_json(),
+    )
+    store.save(record, collected.outputs)
+    return record, collected.outputs
+
+
+def describe_problems(record: RunRecord, *, limit: int = 5) -> list[str]:
+    """Short lines naming what went wrong in a run, for terminal output."""
+    lines: list[str] = []
+    if record.failure:
+        lines.append(f"run failed: {record.failure}")
+    by_reason: dict[str, list[str]] = {}
+    for case_id, reason in record.case_errors.items():
+        by_reason.setdefault(reason, []).append(case_id)
+    for reason, ids in sorted(by_reason.items(), key=lambda item: -len(item[1])):
+        shown = ", ".join(ids[:limit]) + (f", … (+{len(ids) - limit})" if len(ids) > limit else "")
+        lines.append(f"{len(ids)} case(s): {reason}: {shown}")
+    for problem in record.run_errors[:limit]:
+        lines.append(problem)
+    if len(record.run_errors) > limit:
+        lines.append(f"… and {len(record.run_errors) - limit} more output problem(s)")
+    return lines

@@ -1,0 +1,87 @@
+"""Verdicts, reason codes and the result of one rule.
+
+The gate's verdict is the worst of its rules' verdicts, in the order of ``Verdict`` below.
+Reason codes are stable strings (documented in docs/verdicts.md; a test keeps the two in
+step): scripts may match on them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.errors import ExitCode
+from oloproof.stats.interval import Interval
+
+
+class Verdict(str, enum.Enum):
+    BLOCKED = "BLOCKED"
+    FAIL = "FAIL"
+    MANUAL_REVIEW = "MANUAL_REVIEW"
+    INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+    PASS = "PASS"
+
+    @property
+    def severity(self) -> int:
+        """Higher is worse."""
+        return _SEVERITY[self]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode[self.value]
+
+
+_SEVERITY = {
+    Verdict.PASS: 0,
+    Verdict.INSUFFICIENT_EVIDENCE: 1,
+    Verdict.MANUAL_REVIEW: 2,
+    Verdict.FAIL: 3,
+    Verdict.BLOCKED: 4,
+}
+
+
+def worst(verdicts: list[Verdict] | tuple[Verdict, ...]) -> Verdict:
+    return max(verdicts, key=lambda verdict: verdict.severity, default=Verdict.PASS)
+
+
+# Every reason code the gate can emit, with what a person should understand by it.
+REASONS: dict[str, str] = {
+    "interval_clears_threshold": "the whole interval lies on the right side of the threshold",
+    "interval_misses_threshold": "the whole interval lies on the wrong side of the threshold",
+    "interval_straddles_threshold": "the interval contains the threshold: the data cannot tell",
+    "set_too_small": "even a perfect result on this many cases could not clear the threshold",
+    "approximate_method": "only an approximate interval exists and the policy does not allow approximate methods",
+    "few_clusters": "fewer than 30 groups: the clustered interval's large-sample approximation is not trustworthy",
+    "missing_outputs": "some cases have no usable output; they count as failures for the lower bound and passes for the upper",
+    "run_failed": "the system crashed or timed out; the cases it did not answer count as missing",
+    "regex_timeout": "a pattern exceeded its time budget on some cases; those cases count as missing",
+    "judge_untrusted": "the judge's agreement with human labels does not meet the policy's judges thresholds",
+    "judge_failed": "the judge command crashed or timed out",
+    "leaked_cases": "test cases were found in the training data: the evidence is invalid",
+    "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
+    "leakage_stale": "the recorded leakage check was made on a different test-set digest",
+    "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
+    "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
+    "holdout_budget_spent": "the holdout's read budget is spent",
+    "holdout_log_tampered": "the holdout read log fails its hash-chain check",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleResult:
+    rule_id: str
+    criterion: str
+    kind: str  # min | max | regression | precondition
+    threshold: float | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    sentence: str  # one sentence a person can act on
+    interval: Interval | None
+    n: int  # cases the interval counts (missing included)
+    passes: float | None  # passes (or sum of scores) among answered cases
+    missing: int
+    resolution: float | None  # smallest distance from the threshold this set can resolve
+    source: str  # file where the rule is declared
+    line: int | None
+    details: dict[str, Any] = field(default_factory=dict)

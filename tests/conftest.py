@@ -1,0 +1,75 @@
+"""Shared fixtures: small real projects on disk, driven through the real CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oloproof.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ECHO = FIXTURES / "echo_system.py"
+
+
+def write_cases(path: Path, cases: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(case) + "\n" for case in cases), encoding="utf-8")
+
+
+def labelled_cases(n: int, correct: int, *, prefix: str = "c") -> list[dict[str, Any]]:
+    """n cases whose expected label is 1; the echo system answers 1 for the first `correct`."""
+    return [
+        {"id": f"{prefix}{i:05d}", "answer": 1 if i < correct else 0, "expected": {"label": 1}}
+        for i in range(n)
+    ]
+
+
+class Project:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def config(self) -> str:
+        return str(self.root / "release.yaml")
+
+    def write(
+        self,
+        *,
+        cases: list[dict[str, Any]] | None = None,
+        rules: str = "  - {id: accurate, criterion: correct, min: 0.8}",
+        system_args: str = "",
+        extra: str = "",
+        policy_extra: str = "",
+        evaluators: str = "  - {type: label_match, field: label}",
+        version: str = "v1",
+    ) -> Project:
+        if cases is not None:
+            write_cases(self.root / "data" / "test.jsonl", cases)
+        command = json.dumps([sys.executable, str(ECHO), *system_args.split()])
+        (self.root / "release.yaml").write_text(
+            f"system:\n  version: {version}\n  command: {command}\n  timeout_s: 20\n"
+            f"testset:\n  cases: data/test.jsonl\n"
+            f"evaluators:\n{evaluators}\n"
+            f"policy:\n  confidence: 0.95\n{policy_extra}  rules:\n{rules}\n"
+            f"{extra}",
+            encoding="utf-8",
+        )
+        return self
+
+    def cli(self, *argv: str) -> int:
+        return main([argv[0], "-c", self.config, *argv[1:]])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., int]:
+    return lambda *argv: main(list(argv))
