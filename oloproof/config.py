@@ -143,16 +143,18 @@ def _read_text(file: Path, shown: str) -> str:
         raise ConfigError(shown, line, "", "not valid UTF-8") from None
 
 
-def _display(file: Path) -> str:
+def display_path(file: Path) -> str:
+    """How a file is named to people: relative to the working directory when that is shorter."""
     try:
-        return os.path.relpath(file)
+        relative = os.path.relpath(file)
     except ValueError:  # pragma: no cover - different drive on Windows
         return str(file)
+    return relative if not relative.startswith("../../") else str(file)
 
 
 def load_release(path: str | os.PathLike[str]) -> Release:
     file = Path(path).resolve()
-    shown = _display(Path(path)) if not Path(path).is_absolute() else str(path)
+    shown = display_path(Path(path)) if not Path(path).is_absolute() else str(path)
     text = _read_text(file, shown)
     doc = validate_text(text, RELEASE, path=shown, empty_message="the file is empty; it needs system, testset, evaluators and policy")
     data = doc.data
@@ -162,7 +164,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     if isinstance(policy_value, str):
         policy_file = Path(os.path.expanduser(policy_value))
         policy_file = policy_file if policy_file.is_absolute() else base_dir / policy_file
-        policy_shown = _display(policy_file)
+        policy_shown = display_path(policy_file)
         if not policy_file.is_file():
             raise doc.error("policy", f"policy file not found: {policy_value}")
         policy_doc = validate_text(
@@ -188,13 +190,19 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     system = data["system"]
     command = system["command"]
     holdout = data["holdout"]
+    if holdout is not None and holdout["criterion"] is not None and holdout["criterion"] not in criteria:
+        raise doc.error(
+            "holdout.criterion",
+            f"no evaluator provides criterion '{holdout['criterion']}'{did_you_mean(holdout['criterion'], criteria)}; "
+            f"available: {', '.join(sorted(criteria))}",
+        )
     digest_source = {"release": data, "policy": policy_data}
     digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return Release(
         path=shown, file=file, base_dir=base_dir,
         system=SystemSpec(
             version=system["version"], command=command if command is None or isinstance(command, str) else tuple(command),
-            timeout_s=float(system["timeout_s"]), batch_size=int(system["batch_size"]), line=doc.line("system"),
+            timeout_s=float(system["timeout_s"]), batch_size=int(system["batch_size"]), line=doc.line("system.command"),
         ),
         testset_path=data["testset"]["cases"],
         leakage=data["leakage"],

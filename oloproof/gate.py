@@ -66,7 +66,10 @@ def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> Ru
 
 
 def load_dev_testset(release: Release) -> TestSet:
-    return load_testset(release.resolve(release.testset_path), display=release.testset_path)
+    from oloproof.config import display_path
+
+    path = release.resolve(release.testset_path)
+    return load_testset(path, display=display_path(path))
 
 
 def run_gate(

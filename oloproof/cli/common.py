@@ -40,7 +40,10 @@ def interactive() -> bool:
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    # Logs and pipes get a wide, stable layout instead of rich's 80-column default.
+    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "140") or 140)
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
 def write_file(path: str, text: str) -> None:

@@ -55,9 +55,10 @@ class BudgetSuggestion:
     def explanation(self) -> str:
         """One line for a CLI or report: the formula with this set's numbers filled in."""
         limit = f", capped at {self.cap}" if self.capped else ""
+        unit = "read" if self.reads == 1 else "reads"
         return (
             f"B = floor({self.alpha:g} / (2 * Phi_bar({self.delta:.4g} * sqrt({self.n})"
-            f" / sqrt({self.psi:g})))) = floor({self.uncapped:.4g}) -> {self.reads} reads{limit}"
+            f" / sqrt({self.psi:g})))) = floor({self.uncapped:.4g}) -> {self.reads} {unit}{limit}"
             f" (delta {self.delta * 100:.1f} points: {self.delta_source})"
         )
 
@@ -118,7 +119,7 @@ def suggested_holdout_budget(
     psi = _check_fraction("psi", psi)
     level = check_confidence(confidence)
     check_count("cap", cap, minimum=1)
-    alpha = 1.0 - level
+    alpha = round(1.0 - level, 12)  # 1 − 0.95 is 0.050000000000000044 in binary floating point
     if delta is None:
         used_delta = paired_minimum_detectable_difference(
             n, psi=psi, confidence=level, power=DEFAULT_POWER

@@ -51,11 +51,18 @@ def _tango_by_likelihood(b: int, c: int, n: int, delta: float) -> float:
 def _melded_monte_carlo(b: int, c: int, n: int, alpha: float, draws: int) -> tuple[float, float]:
     """R exact2x2::mcnemarExactDP's Monte Carlo branch (nmc > 0), transcribed independently."""
     rng = np.random.default_rng(20210301)
+
+    def beta(a: int, b_: int) -> np.ndarray:
+        # R's rbeta: a zero shape parameter is a point mass at 0 (a = 0) or 1 (b = 0).
+        if a == 0 or b_ == 0:
+            return np.full(draws, 0.0 if a == 0 else 1.0)
+        return rng.beta(a, b_, draws)
+
     m = b + c
-    t_low = rng.beta(m, n - m + 1, draws)
-    t_up = rng.beta(m + 1, n - m, draws)
-    b_low = rng.beta(b, m - b + 1, draws)
-    b_up = rng.beta(b + 1, m - b, draws)
+    t_low = beta(m, n - m + 1)
+    t_up = beta(m + 1, n - m)
+    b_low = beta(b, m - b + 1)
+    b_up = beta(b + 1, m - b)
     lower = min(np.quantile(t_low * (2 * b_low - 1), alpha / 2),
                 np.quantile(t_up * (2 * b_low - 1), alpha / 2))
     upper = max(np.quantile(t_low * (2 * b_up - 1), 1 - alpha / 2),
@@ -125,7 +132,7 @@ def test_melded_reproduces_the_worked_example() -> None:
     assert result.approximate is False
 
 
-@pytest.mark.parametrize(("b", "c", "n"), [(9, 5, 120), (1, 7, 21), (12, 3, 40), (0, 6, 30)])
+@pytest.mark.parametrize(("b", "c", "n"), [(9, 5, 120), (1, 7, 21), (12, 3, 40), (0, 6, 30), (4, 0, 4)])
 def test_melded_agrees_with_the_monte_carlo_implementation(b: int, c: int, n: int) -> None:
     # mcnemarExactDP's Monte Carlo branch is a different computation of the same interval;
     # with 400 000 draws its quantiles are good to about 0.002.
@@ -276,9 +283,11 @@ def test_missing_outputs_count_against_the_new_version_by_default() -> None:
     old = [None, None, None, True, False]
     new = [True, False, None, None, None]
     conservative = paired_counts(old, new)
-    assert conservative == PairedCounts(n=5, b=0, c=4, both=1, neither=0, missing=5)
+    # (·, T) -> both, (·, F) -> c, (·, ·) -> c, (T, ·) -> c, (F, ·) -> neither
+    assert conservative == PairedCounts(n=5, b=0, c=3, both=1, neither=1, missing=5)
     optimistic = paired_counts(old, new, missing="optimistic")
-    assert optimistic == PairedCounts(n=5, b=4, c=0, both=1, neither=0, missing=5)
+    # mirror image: (·, T) -> b, (·, F) -> neither, (·, ·) -> b, (T, ·) -> both, (F, ·) -> b
+    assert optimistic == PairedCounts(n=5, b=3, c=0, both=1, neither=1, missing=5)
 
 
 outcome = st.sampled_from([True, False, None])

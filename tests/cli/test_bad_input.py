@@ -1,0 +1,174 @@
+"""Every user error exits 2 with file:line: key.path: message — pinned here, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oloproof.cli import main
+from oloproof.errors import ExitCode
+from tests.conftest import Project, labelled_cases
+
+BASE = """\
+system:
+  version: v1
+  command: python predict.py
+testset:
+  cases: data/test.jsonl
+evaluators:
+  - {type: label_match, field: label}
+policy:
+  rules:
+    - {id: accurate, criterion: correct, min: 0.8}
+"""
+
+
+@pytest.fixture(autouse=True)
+def in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project.root)
+
+
+def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str]) -> str:
+    (project.root / "release.yaml").write_text(release, encoding="utf-8")
+    code = main(["gate"])
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE, err
+    assert "Traceback" not in err
+    assert err.startswith("oloproof: error: ")
+    return err.removeprefix("oloproof: error: ").strip()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("testset:", "leakag: required\ntestset:",
+         "release.yaml:4: leakag: unknown key (did you mean 'leakage'?); allowed keys: evaluators, holdout, leakage, metamorphic, policy, seeds, system, testset"),
+        ("min: 0.8", "min: 1.5", "release.yaml:10: policy.rules[0].min: expected a number in [0, 1], got 1.5"),
+        ("min: 0.8", "min: -0.1", "release.yaml:10: policy.rules[0].min: expected a number in [0, 1], got -0.1"),
+        ("min: 0.8", "min: 0.8x", "release.yaml:10: policy.rules[0].min: expected a number, got '0.8x'"),
+        ("min: 0.8", "min: .nan", "release.yaml:10: policy.rules[0].min: expected a finite number, got nan"),
+        ("min: 0.8", "mn: 0.8",
+         "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, criterion, description, id, max, max_drop, method, min"),
+        ("min: 0.8", "min: 0.8, max: 0.9", "release.yaml:10: policy.rules[0]: a rule needs exactly one of min, max, or baseline with max_drop; got min, max"),
+        ("criterion: correct", "criterion: corect",
+         "release.yaml:10: policy.rules[0].criterion: no evaluator provides criterion 'corect' (did you mean 'correct'?); available: correct"),
+        ("label_match", "label_mtch",
+         "release.yaml:7: evaluators[0].type: unknown type 'label_mtch'; expected one of: label_match, within_tolerance, regex, contains, judge (did you mean 'label_match'?)"),
+        ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  rules: []\n",
+         "release.yaml:9: policy.rules: a policy must hold at least one rule"),
+        ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  confidence: 0.95\n",
+         "release.yaml:9: policy: missing required key 'rules'"),
+        ("policy:\n", "policy:\n  confidence: 1.0\n", "release.yaml:9: policy.confidence: expected a number strictly inside (0, 1), got 1"),
+        ("version: v1", "version: [v1]", "release.yaml:2: system.version: expected a string, got a list"),
+        ("version: v1", "version: ''", "release.yaml:2: system.version: must not be empty"),
+        ("  version: v1\n", "  version: v1\n  version: v2\n", "release.yaml:3: system.version: duplicate key (first given on line 2)"),
+        ("testset:\n  cases: data/test.jsonl\n", "", "release.yaml:1: missing required key 'testset'"),
+        ("  command: python predict.py", "  command: python predict.py\n  timeout_s: yes",
+         "release.yaml:4: system.timeout_s: expected a number, got True"),
+        ("evaluators:", "metamorphic: {transforms: []}\nevaluators:",
+         "release.yaml:6: metamorphic: metamorphic transforms are not supported by oloproof 0.1.0 yet"),
+        ("    - {id: accurate, criterion: correct, min: 0.8}\n",
+         "    - {id: accurate, criterion: correct, min: 0.8}\n    - {id: accurate, criterion: correct, min: 0.7}\n",
+         "release.yaml:11: policy.rules[1].id: duplicate rule id 'accurate' (first at policy.rules[0])"),
+        ("system:", "system: [\n", "release.yaml:4: invalid YAML: expected ',' or ']', but got ':'"),
+        ("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: nope.yaml\n",
+         "release.yaml:8: policy: policy file not found: nope.yaml"),
+    ],
+)
+def test_config_errors_are_pinned(project: Project, capsys: pytest.CaptureFixture[str], old: str, new: str, message: str) -> None:
+    assert old in BASE
+    assert gate_error(project, BASE.replace(old, new, 1), capsys) == message
+
+
+def test_errors_in_a_policy_file_name_that_file(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    (project.root / "policy.yaml").write_text("confidence: 0.95\nrules:\n  - {id: a, criterion: correct, min: 0.8, maxx: 1}\n")
+    release = BASE.replace("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: policy.yaml\n")
+    message = gate_error(project, release, capsys)
+    assert message == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, criterion, description, id, max, max_drop, method, min"
+
+
+def test_missing_and_empty_and_non_utf8_config(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gate"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip().endswith("release.yaml: file not found")
+    assert gate_error(project, "", capsys) == "release.yaml: the file is empty; it needs system, testset, evaluators and policy"
+    (project.root / "release.yaml").write_bytes(b"system:\n  version: \xff\n")
+    assert main(["gate"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip().endswith("release.yaml:2: not valid UTF-8")
+
+
+def write_raw(project: Project, raw: bytes) -> None:
+    (project.root / "data").mkdir(exist_ok=True)
+    (project.root / "data" / "test.jsonl").write_bytes(raw)
+    (project.root / "release.yaml").write_text(BASE)
+
+
+GOOD = b'{"id": "a", "expected": {"label": 1}, "x": 1}\n'
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (GOOD + GOOD, "data/test.jsonl:2: duplicate case id 'a' (first on line 1)"),
+        (b"", "data/test.jsonl: the test set is empty: it needs at least one case"),
+        (b"\n\n", "data/test.jsonl: the test set is empty: it needs at least one case"),
+        (GOOD + b'{"id": "b", "expected": {"label": NaN}}\n', "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers"),
+        (GOOD + b'{"id": "b", "expected": {"label": Infinity}}\n', "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers"),
+        (GOOD + b'{"id": "b\xff", "expected": {}}\n', "data/test.jsonl:2: not valid UTF-8 (byte 10 of the line)"),
+        (b"[1, 2]\n", "data/test.jsonl:1: expected a JSON object, got an array"),
+        (b'"text"\n', "data/test.jsonl:1: expected a JSON object, got a str"),
+        (b'{"id": "a", "expected": {}\n', "data/test.jsonl:1: not valid JSON (unexpected end of data)"),
+        (b'{"expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got no 'id'"),
+        (b'{"id": 7, "expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got id 7"),
+        (b'{"id": "a", "label": 1}\n', "data/test.jsonl:1: case 'a': 'expected' must be an object, got none"),
+        (b'{"id": "a", "expected": {"label": 1}, "group": [1]}\n', "data/test.jsonl:1: 'group' must be a string or an integer, got list"),
+        (b'{"id": "a", "expected": {"score": 1}}\n', "data/test.jsonl:1: case 'a': expected has no 'label' (needed by evaluators[0] (label_match))"),
+    ],
+)
+def test_malformed_test_sets_name_file_and_line(
+    project: Project, capsys: pytest.CaptureFixture[str], raw: bytes, message: str
+) -> None:
+    write_raw(project, raw)
+    (project.root / "predict.py").write_text("import sys\nfor l in sys.stdin: pass\n")
+    assert main(["gate"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip() == f"oloproof: error: {message}"
+
+
+def test_missing_test_set_file(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    (project.root / "release.yaml").write_text(BASE)
+    assert main(["gate"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip() == "oloproof: error: data/test.jsonl: file not found"
+
+
+def test_unknown_subcommand_and_option_exit_2(run_cli, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("frobnicate") == ExitCode.USAGE
+    assert run_cli("gate", "--frob") == ExitCode.USAGE
+    assert run_cli("--version") == 0
+    assert "oloproof 0.1.0" in capsys.readouterr().out
+
+
+def test_internal_errors_exit_70_with_a_short_report(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.write(cases=labelled_cases(3, 3))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("oloproof.gate.decide_rule", broken)
+    assert project.cli("gate") == ExitCode.INTERNAL
+    err = capsys.readouterr().err
+    assert "internal error (a bug in oloproof, not in your files): RuntimeError: boom" in err
+    assert "OLOPROOF_DEBUG=1" in err and "Traceback" not in err
+
+
+def test_json_written_only_on_success(project: Project) -> None:
+    project.write(cases=labelled_cases(3, 3), rules="  - {id: a, criterion: nope, min: 0.5}")
+    out = project.root / "r.json"
+    assert project.cli("gate", "--json", str(out)) == ExitCode.USAGE
+    assert not out.exists()
+    assert json.loads("{}") == {}
+    assert not list(Path(project.root).glob(".r.json*"))
