@@ -164,3 +164,79 @@ def _verdict(
         if resolution is not None and math.isfinite(resolution) else "add cases to settle it."
     )
     return Verdict.INSUFFICIENT_EVIDENCE, f"{head} contains {relation} {threshold:g}: {advice}"
+
+
+def decide_regression(
+    rule: Rule, now: CriterionOutcome, baseline: CriterionOutcome, policy: Policy, *, baseline_label: str
+) -> RuleResult:
+    """A regression guard: PASS iff the paired interval's lower bound >= -max_drop.
+
+    The interval of (new − baseline) on the same cases is the Fay–Lumbard melded interval
+    (exact; STATISTICS.md §4). Missing outputs are imputed against the new version for the lower
+    bound and in its favour for the upper, so missing outputs alone never PASS or FAIL.
+    """
+    import numpy as np
+
+    from oloproof.stats.interval import Interval
+    from oloproof.stats.paired import paired_counts, paired_difference
+    from oloproof.stats.resolution import paired_mdd
+
+    common = dict(
+        rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, n=int(now.values.size),
+        source=rule.source, line=rule.line,
+    )
+    if now.kind != "binary" or baseline.kind != "binary":
+        return RuleResult(
+            verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method",), interval=None, passes=None, missing=0, resolution=None,
+            sentence=f"{rule.criterion}: no paired interval is implemented for score criteria; review the regression by hand.",
+            **common,  # type: ignore[arg-type]
+        )
+
+    def as_bools(values: np.ndarray) -> list[bool | None]:
+        return [None if np.isnan(value) else bool(value >= 0.5) for value in values]
+
+    old, new = as_bools(baseline.values), as_bools(now.values)
+    low_table = paired_counts(old, new, impute="conservative")
+    high_table = paired_counts(old, new, impute="optimistic")
+    low = paired_difference(low_table.b, low_table.c, low_table.n, confidence=policy.confidence, method="melded")
+    high = paired_difference(high_table.b, high_table.c, high_table.n, confidence=policy.confidence, method="melded")
+    answered = [(o, w) for o, w in zip(old, new, strict=True) if o is not None and w is not None]
+    point = (sum(1 for o, w in answered if w and not o) - sum(1 for o, w in answered if o and not w)) / max(len(answered), 1)
+    interval = Interval(
+        estimate=min(max(point, low.low), high.high), low=low.low, high=high.high, level=policy.confidence,
+        method=low.method, approximate=low.approximate,
+    )
+    psi = max(low_table.discordant / low_table.n, 0.01) if low_table.n else 0.117
+    resolution = paired_mdd(low_table.n, psi=psi, confidence=policy.confidence) if low_table.n else None
+    reasons: list[str] = []
+    if low_table.missing:
+        reasons.append("missing_outputs")
+    for code in now.reasons + baseline.reasons:
+        if code not in reasons:
+            reasons.append(code)
+    floor = -rule.threshold
+    head = (
+        f"{rule.criterion} moved {interval.estimate:+.3f} against {baseline_label} on the same {low_table.n} cases "
+        f"(b={low_table.b} only now right, c={low_table.c} only before), {interval_text(interval)}"
+    )
+    invalid = [code for code in reasons if code in INVALIDATING]
+    if invalid:
+        verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
+    elif interval.low >= floor:
+        reasons.insert(0, "interval_clears_threshold")
+        verdict, sentence = Verdict.PASS, f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}."
+    elif interval.high < floor:
+        reasons.insert(0, "interval_misses_threshold")
+        verdict, sentence = Verdict.FAIL, f"{head}: even the upper bound {interval.high:+.3f} is a drop of more than {rule.threshold:g}."
+    else:
+        reasons.insert(0, "interval_straddles_threshold")
+        verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, (
+            f"{head} contains a drop of {rule.threshold:g}: this set resolves paired differences of about "
+            f"{resolution:.3f} or more (80% power); add cases to settle it."
+            if resolution is not None else f"{head} contains a drop of {rule.threshold:g}."
+        )
+    details = {"b": low_table.b, "c": low_table.c, "n": low_table.n, "baseline": baseline_label, "discordant": low_table.discordant}
+    return RuleResult(
+        verdict=verdict, reasons=tuple(reasons), sentence=sentence, interval=interval, passes=None,
+        missing=low_table.missing, resolution=resolution, details=details, **common,  # type: ignore[arg-type]
+    )

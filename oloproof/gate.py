@@ -14,7 +14,8 @@ from typing import Any
 
 from oloproof.checks import CheckReport, GateContext, registry
 from oloproof.config import Release
-from oloproof.decide import decide_rule
+from oloproof.policy import Rule
+from oloproof.decide import decide_regression, decide_rule
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.identity import CheckerIdentity, checker_identity
@@ -143,7 +144,13 @@ def run_gate(
             outcome = _with_reasons(outcome, ("run_failed",))
         outcomes[evaluator.criterion] = outcome
         problems.extend(outcome.problems)
-    rules = tuple(decide_rule(rule, outcomes[rule.criterion], release.policy, testset) for rule in release.policy.rules)
+    decided: list[RuleResult] = []
+    for rule in release.policy.rules:
+        if rule.kind == "regression":
+            decided.append(_decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release))
+        else:
+            decided.append(decide_rule(rule, outcomes[rule.criterion], release.policy, testset))
+    rules = tuple(decided)
     for check in checks.values():
         rules += tuple(check.rule_results(ctx, rules))
     verdicts = [rule.verdict for rule in rules] + [report.verdict for report in reports if report.verdict is not None]
@@ -151,6 +158,26 @@ def run_gate(
         verdict=worst(verdicts), rules=rules, run=record, run_reused=reused, outcomes=outcomes,
         problems=tuple(problems), **common,  # type: ignore[arg-type]
     )
+
+
+def _decide_regression(rule: Rule, now: CriterionOutcome, ctx: EvalContext, store: RunStore, release: Release) -> RuleResult:
+    """Evaluate the baseline run with the same evaluator, then decide on the paired interval."""
+    from dataclasses import replace
+
+    assert rule.baseline is not None
+    baseline = store.resolve(rule.baseline)
+    label = f"{rule.baseline} (run {baseline.run_id}, version {baseline.version})"
+    if baseline.testset_digest != ctx.testset.digest:
+        return RuleResult(
+            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
+            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("baseline_mismatch",), interval=None, n=len(ctx.testset),
+            passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
+            sentence=f"The baseline {label} was made on another test set ({baseline.testset_digest[:19]}…): "
+            "a paired comparison needs both versions on the same cases; re-run the baseline on this test set.",
+        )
+    evaluator = release.criteria()[rule.criterion]
+    base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
+    return decide_regression(rule, now, base_outcome, release.policy, baseline_label=label)
 
 
 def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:

@@ -50,6 +50,8 @@ class Judge:
         from oloproof.system import CommandNotFound, run_batches
 
         cases = ctx.testset.cases
+        # Read the human labels first: a typo in them must not cost a full run of the judge.
+        labels = self._labels(ctx)
         requests = [
             {"id": case.id, "input": case.inputs, "output": ctx.outputs[case.id], "expected": case.expected}
             for case in cases
@@ -77,7 +79,6 @@ class Judge:
                 continue
             fractional = fractional or grade not in (0.0, 1.0)
             values[index] = grade
-        labels = self._labels(ctx)
         agreement = self._agreement(ctx, values, labels)
         reasons: list[str] = []
         problems: list[str] = []
@@ -138,7 +139,9 @@ class Judge:
         result.update(
             agreement=measured.agreement.estimate, agreement_low=measured.agreement.low,
             agreement_high=measured.agreement.high, kappa=measured.kappa,
-            kappa_low=measured.kappa_interval.low, kappa_high=measured.kappa_interval.high,
+            # No kappa interval when kappa is undefined (judge and people used one same grade throughout).
+            kappa_low=measured.kappa_interval.low if measured.kappa_interval is not None else None,
+            kappa_high=measured.kappa_interval.high if measured.kappa_interval is not None else None,
         )
         if n < policy.min_labels:
             why = f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} before a judge can be trusted"

@@ -13,9 +13,14 @@ from oloproof.schema import Obj
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
+    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1, also inside arrays and objects."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
+    # Python's == would call [true] equal to [1]: compare containers element by element.
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
     return bool(a == b)
 
 
@@ -48,7 +53,10 @@ class LabelMatch:
                 values[index] = np.nan
                 notes[case.id] = f"output has no '{key}'"
                 continue
-            values[index] = 1.0 if same_value(got, expected) else 0.0
+            if type(got) is type(expected) and type(got) is not bool:
+                values[index] = 1.0 if got == expected else 0.0  # the common case, without a call
+            else:
+                values[index] = 1.0 if same_value(got, expected) else 0.0
         return CriterionOutcome(criterion=self.criterion, kind="binary", values=values, notes=notes)
 
 

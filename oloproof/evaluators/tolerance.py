@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from oloproof.evaluators.base import (
@@ -18,6 +19,13 @@ def _number(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+def _decimal(number: float) -> Decimal:
+    # repr is the shortest decimal that reads back as this float, i.e. the number as written
+    # in the JSON or YAML. Comparing in decimal keeps |diff| == tol a pass: in binary,
+    # |1.0 - 1.1| is 0.10000000000000009 > 0.1.
+    return Decimal(repr(number))
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +45,7 @@ class WithinTolerance:
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}
+        tolerance = _decimal(self.tolerance)
         for index, case in enumerate(cases):
             expected = _number(expected_value(ctx, index, self.expected_field, where=self.where))
             if expected is None:
@@ -50,7 +59,7 @@ class WithinTolerance:
                 values[index] = np.nan
                 notes[case.id] = f"output '{self.field}' is missing or not a finite number"
                 continue
-            values[index] = 1.0 if abs(got - expected) <= self.tolerance else 0.0
+            values[index] = 1.0 if abs(_decimal(got) - _decimal(expected)) <= tolerance else 0.0
         return CriterionOutcome(criterion=self.criterion, kind="binary", values=values, notes=notes)
 
 

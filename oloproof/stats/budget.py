@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from scipy import stats
 
 from oloproof.stats._validate import check_confidence, check_count
+from oloproof.stats.resolution import paired_mdd
 
-__all__ = ["BudgetSuggestion", "paired_minimum_detectable_difference", "suggested_holdout_budget"]
+__all__ = ["BudgetSuggestion", "suggested_holdout_budget"]
 
 BUDGET_FORMULA = "B = floor(alpha / (2 * normal_sf(delta * sqrt(n) / sqrt(psi)))), capped, at least 1"
 MDD_FORMULA = "delta = (z_(1 - alpha/2) + z_power) * sqrt(psi / n)"
@@ -71,26 +72,6 @@ def _check_fraction(name: str, value: float) -> float:
     return float(value)
 
 
-def paired_minimum_detectable_difference(
-    n: int, *, psi: float = 0.12, confidence: float = 0.95, power: float = DEFAULT_POWER
-) -> float:
-    """Smallest paired difference (fraction) a two-sided test on n cases detects with ``power``.
-
-    (z_{1−α/2} + z_{power})·√(ψ/n), the normal approximation for a paired difference whose
-    variance is ψ/n (STATISTICS.md §7; e.g. Connor 1987, Biometrics 43:207). ``n`` counts paired
-    cases, ``psi`` is the discordance. At ψ = 0.117: 8.7 points at n = 120, 3.0 at n = 1000.
-    """
-    check_count("n", n, minimum=1)
-    psi = _check_fraction("psi", psi)
-    alpha = 1.0 - check_confidence(confidence)
-    power = _check_fraction("power", power)
-    if power >= 1.0:
-        raise ValueError(f"power must lie in (0, 1), got {power!r}")
-    z_alpha = float(stats.norm.ppf(1.0 - alpha / 2.0))
-    z_power = float(stats.norm.ppf(power))
-    return (z_alpha + z_power) * math.sqrt(psi / n)
-
-
 def suggested_holdout_budget(
     n: int,
     *,
@@ -110,7 +91,8 @@ def suggested_holdout_budget(
     Example: n = 120, δ = 0.095, ψ = 0.117 → 21 reads (ψ = 0.12 gives 18).
 
     When ``delta`` is None we use the set's own resolution: the paired minimum detectable
-    difference at 80% power, δ = (z_{1−α/2} + z_{0.8})·√(ψ/n) (§7), i.e. the smallest difference
+    difference at 80% power, δ = (z_{1−α/2} + z_{0.8})·√(ψ/n) (§7,
+    :func:`oloproof.stats.resolution.paired_mdd`, with this call's ψ), the smallest difference
     this set can settle at all. Then δ·√n/√ψ = z_{1−α/2} + z_{0.8} regardless of n and ψ, so the
     suggestion depends only on the confidence: 9 reads at 95% (2·Φ̄(2.80) = 0.0051). Asking for
     a δ larger than the set's resolution buys more reads; a smaller one, fewer.
@@ -121,9 +103,7 @@ def suggested_holdout_budget(
     check_count("cap", cap, minimum=1)
     alpha = round(1.0 - level, 12)  # 1 − 0.95 is 0.050000000000000044 in binary floating point
     if delta is None:
-        used_delta = paired_minimum_detectable_difference(
-            n, psi=psi, confidence=level, power=DEFAULT_POWER
-        )
+        used_delta = paired_mdd(n, psi=psi, confidence=level, power=DEFAULT_POWER)
         source = (
             f"the paired minimum detectable difference at {DEFAULT_POWER:.0%} power for n = {n}, "
             f"{MDD_FORMULA}"

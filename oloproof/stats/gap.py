@@ -227,7 +227,7 @@ def reweighted_rate(
     if len(rates) == 1:
         _, passes, n = rates[0]
         if n == 0:
-            raise ValueError("passes_by_stratum has no cases: every n_h is 0")
+            raise ValueError("passes_by_stratum has no cases in any stratum with a positive weight")
         low, high = _wilson(passes, n, z)
         estimate = passes / n
         return Interval(
@@ -323,7 +323,7 @@ def reweighted_paired_difference(
     if len(tables) == 1:
         table = tables[0][1]
         if table.n == 0:
-            raise ValueError("counts_by_stratum has no cases: every n is 0")
+            raise ValueError("counts_by_stratum has no cases in any stratum with a positive weight")
         return paired_difference(table.b, table.c, table.n, confidence=level, method="tango")
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     estimate = sum(w * t.difference for w, t in tables)

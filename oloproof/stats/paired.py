@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 PairedMethod = Literal["tango", "melded"]
-MissingPolicy = Literal["conservative", "optimistic"]
+Imputation = Literal["conservative", "optimistic"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,7 +98,7 @@ def paired_counts(
     old: Sequence[bool | None],
     new: Sequence[bool | None],
     *,
-    missing: MissingPolicy = "conservative",
+    impute: Imputation = "conservative",
 ) -> PairedCounts:
     """Tabulate per-case outcomes of an old and a new version on the same cases.
 
@@ -110,7 +110,7 @@ def paired_counts(
     difference (a regression guard "fail if the score drops by more than 5 points" passes iff
     the lower bound ≥ −0.05; an improvement claim iff the lower bound ≥ its margin). Counting a
     missing output in a way that raises the difference would make such a PASS easier, so the
-    default ``missing="conservative"`` counts it against the new version on both sides:
+    default ``impute="conservative"`` counts it against the new version on both sides:
 
     * a missing **new** output is a failure of the new version (the new version has to earn
       its PASS with outputs it actually produced);
@@ -119,19 +119,19 @@ def paired_counts(
 
     A case missing on both sides therefore becomes old-right/new-wrong, a ``c`` case. This is
     the paired analogue of §1's "the lower bound counts missing outputs as failures".
-    ``missing="optimistic"`` is the mirror image (missing new = pass, missing old = fail): use
+    ``impute="optimistic"`` is the mirror image (missing new = pass, missing old = fail): use
     the upper bound of the interval computed from it to decide a FAIL, so that missing outputs
     alone can never produce a FAIL either, only INSUFFICIENT_EVIDENCE.
     """
-    if missing not in ("conservative", "optimistic"):
-        raise ValueError(f"missing must be 'conservative' or 'optimistic', got {missing!r}")
+    if impute not in ("conservative", "optimistic"):
+        raise ValueError(f"impute must be 'conservative' or 'optimistic', got {impute!r}")
     if len(old) != len(new):
         raise ValueError(
             f"old and new must score the same cases: len(old) = {len(old)}, len(new) = {len(new)}"
         )
     # Conservative: missing new -> fail, missing old -> pass; optimistic is the mirror image.
-    fill_new = missing == "optimistic"
-    fill_old = missing == "conservative"
+    fill_new = impute == "optimistic"
+    fill_old = impute == "conservative"
     b = c = both = neither = n_missing = 0
     for i, (raw_old, raw_new) in enumerate(zip(old, new, strict=True)):
         o = _outcome("old", i, raw_old)
@@ -311,14 +311,13 @@ def _melded_upper(x: int, m: int, n: int, alpha_half: float) -> float:
     def excess(delta: float) -> float:
         return _melded_upper_tail(delta, x, m, n) - alpha_half
 
-    # Bracket on the side of 0 given by the closed-form p_U(0), which is the one-sided exact
-    # McNemar p-value; this keeps "excludes 0 ⇔ exact McNemar rejects" exact, not up to
-    # integration error.
-    # p_U is continuous and decreasing, from 1 − α/2 > 0 at Δ = −1 to −α/2 at Δ = 1, so Brent's
-    # method converges on the bracket.
+    # p_U is continuous and decreasing, so p_U − α/2 falls from 1 − α/2 at Δ = −1 to −α/2 at
+    # Δ = 1 and Brent's method converges. Bracket on the side of 0 given by the closed-form
+    # p_U(0), the one-sided exact McNemar p-value: this keeps "excludes 0 ⇔ the exact McNemar
+    # test rejects" exact rather than true up to integration error.
     if excess(0.0) < 0.0:
-        root = optimize.brentq(excess, -1.0, 0.0, xtol=1e-12)
-        return min(root, -np.nextafter(0.0, 1.0))
+        root = float(optimize.brentq(excess, -1.0, 0.0, xtol=1e-12))
+        return min(root, -float(np.nextafter(0.0, 1.0)))
     return float(optimize.brentq(excess, 0.0, 1.0, xtol=1e-12))
 
 

@@ -157,8 +157,8 @@ def _anova(y: np.ndarray, t_level: float, df_rule: DegreesOfFreedom) -> tuple[An
 
 
 def recipe_interval(
-    Y_low: np.ndarray,  # noqa: N803 - the n × k outcome matrix Y of STATISTICS.md §3
-    Y_high: np.ndarray | None = None,  # noqa: N803
+    Y_low: np.ndarray,
+    Y_high: np.ndarray | None = None,
     *,
     confidence: float,
     df: DegreesOfFreedom = "k-1",

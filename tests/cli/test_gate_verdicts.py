@@ -169,3 +169,41 @@ def test_expected_never_reaches_the_system(project: Project, tmp_path: Path) -> 
     lines = [json.loads(line) for line in seen.read_text().splitlines()]
     assert len(lines) == 5
     assert all(set(line) == {"id", "answer"} for line in lines)
+
+
+def _import(project: Project, version: str, right: int, n: int) -> None:
+    preds = project.root / f"{version}.jsonl"
+    preds.write_text("".join(json.dumps({"id": f"c{i:05d}", "label": 1 if i < right else 0}) + "\n" for i in range(n)))
+    assert project.cli("run", "--outputs", str(preds), "--version", version) == 0
+
+
+def test_regression_guard_is_decided_on_the_paired_interval(project: Project) -> None:
+    # Same 300 cases: the baseline gets the first 270 right, the new version the first 268.
+    project.write(cases=labelled_cases(300, 300), rules="  - {id: no_regression, criterion: correct, baseline: 'version:old', max_drop: 0.05}")
+    _import(project, "old", 270, 300)
+    _import(project, "new", 268, 300)
+    out = project.root / "g.json"
+    assert project.cli("gate", "--run", "version:new", "--json", str(out)) == ExitCode.PASS
+    rule = json.loads(out.read_text())["rules"][0]
+    assert rule["details"]["b"] == 0 and rule["details"]["c"] == 2
+    assert "melded" in rule["interval"]["method"]
+    assert rule["interval"]["approximate"] is False
+    assert -0.05 <= rule["interval"]["low"] < rule["estimate"] == pytest.approx(-2 / 300)
+
+
+def test_regression_guard_fails_a_large_drop(project: Project) -> None:
+    project.write(cases=labelled_cases(300, 300), rules="  - {id: no_regression, criterion: correct, baseline: 'version:old', max_drop: 0.05}")
+    _import(project, "old", 290, 300)
+    _import(project, "new", 220, 300)
+    assert project.cli("gate", "--run", "version:new") == ExitCode.FAIL
+
+
+def test_regression_guard_on_another_test_set_is_insufficient(project: Project) -> None:
+    guard = "  - {id: no_regression, criterion: correct, baseline: 'version:old', max_drop: 0.05}"
+    project.write(cases=labelled_cases(30, 30), rules=guard)
+    _import(project, "old", 30, 30)
+    project.write(cases=labelled_cases(31, 31), rules=guard)
+    _import(project, "new", 31, 31)
+    out = project.root / "g.json"
+    assert project.cli("gate", "--run", "version:new", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
+    assert json.loads(out.read_text())["rules"][0]["reasons"] == ["baseline_mismatch"]

@@ -10,11 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from oloproof.stats.budget import (
-    BUDGET_FORMULA,
-    paired_minimum_detectable_difference,
-    suggested_holdout_budget,
-)
+from oloproof.stats.budget import BUDGET_FORMULA, suggested_holdout_budget
+from oloproof.stats.resolution import paired_mdd
 
 
 def union_bound_budget(n: int, delta: float, psi: float, alpha: float, limit: int = 50) -> int:
@@ -55,25 +52,18 @@ def test_the_suggestion_records_how_it_was_derived() -> None:
     assert "sqrt(120)" in text and "21 reads" in text and "9.5 points" in text
 
 
-def test_minimum_detectable_difference_matches_section_7() -> None:
-    # STATISTICS.md §7: (z_.975 + z_.8)·√(ψ/n) at ψ = 0.117: 8.7, 6.8, 5.1, 3.0 points.
-    expected = {120: 8.7, 200: 6.8, 350: 5.1, 1000: 3.0}
-    for n, points in expected.items():
-        mdd = paired_minimum_detectable_difference(n, psi=0.117)
-        assert round(100 * mdd, 1) == points
-        assert mdd == pytest.approx((1.959964 + 0.841621) * math.sqrt(0.117 / n), rel=1e-6)
-
-
 def test_default_delta_is_the_sets_own_resolution() -> None:
     # δ = MDD makes δ√n/√ψ = z_.975 + z_.8 = 2.8016 for every n and ψ, so the suggestion is
     # ⌊0.05/(2·Φ̄(2.8016))⌋ = ⌊9.83⌋ = 9 reads at 95%, whatever the set's size.
     for n, psi in [(40, 0.12), (120, 0.117), (1000, 0.3)]:
         suggestion = suggested_holdout_budget(n, psi=psi)
         assert suggestion.delta == pytest.approx(
-            paired_minimum_detectable_difference(n, psi=psi))
+            paired_mdd(n, psi=psi, confidence=0.95, power=0.8))
         assert suggestion.z == pytest.approx(1.959964 + 0.841621, abs=1e-5)
         assert suggestion.reads == 9
         assert "minimum detectable difference" in suggestion.delta_source
+    # §7: at ψ = 0.117 the 120-case set resolves 8.7 points, so that is the default δ there.
+    assert round(100 * suggested_holdout_budget(120, psi=0.117).delta, 1) == 8.7
     assert suggested_holdout_budget(120, confidence=0.9).reads == 7  # ⌊0.1/(2·Φ̄(2.486))⌋ = ⌊7.75⌋
 
 
@@ -97,8 +87,6 @@ def test_invalid_inputs_are_named() -> None:
         suggested_holdout_budget(100, cap=0)
     with pytest.raises(ValueError, match="confidence"):
         suggested_holdout_budget(100, confidence=1.0)
-    with pytest.raises(ValueError, match=r"power must lie in \(0, 1\)"):
-        paired_minimum_detectable_difference(100, power=1.0)
 
 
 # ---------------------------------------------------------------------------- calibration

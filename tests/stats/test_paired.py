@@ -285,7 +285,7 @@ def test_missing_outputs_count_against_the_new_version_by_default() -> None:
     conservative = paired_counts(old, new)
     # (·, T) -> both, (·, F) -> c, (·, ·) -> c, (T, ·) -> c, (F, ·) -> neither
     assert conservative == PairedCounts(n=5, b=0, c=3, both=1, neither=1, missing=5)
-    optimistic = paired_counts(old, new, missing="optimistic")
+    optimistic = paired_counts(old, new, impute="optimistic")
     # mirror image: (·, T) -> b, (·, F) -> neither, (·, ·) -> b, (T, ·) -> both, (F, ·) -> b
     assert optimistic == PairedCounts(n=5, b=3, c=0, both=1, neither=1, missing=5)
 
@@ -305,7 +305,7 @@ def test_conservative_counts_bound_every_imputation(
     imputed = paired_counts([rnd.random() < 0.5 if o is None else o for o in old],
                             [rnd.random() < 0.5 if w is None else w for w in new])
     low = paired_counts(old, new)
-    high = paired_counts(old, new, missing="optimistic")
+    high = paired_counts(old, new, impute="optimistic")
     assert low.difference <= imputed.difference <= high.difference
     assert low.n == high.n == imputed.n == len(pairs)
     assert low.b + low.c + low.both + low.neither == low.n
@@ -319,8 +319,8 @@ def test_paired_counts_rejects_bad_input() -> None:
         paired_counts([True, False], [True])
     with pytest.raises(TypeError, match=r"new\[1\] must be True, False or None"):
         paired_counts([True, False], [True, 1])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="missing must be"):
-        paired_counts([True], [True], missing="ignore")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="impute must be"):
+        paired_counts([True], [True], impute="ignore")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- properties

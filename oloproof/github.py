@@ -1,0 +1,391 @@
+"""GitHub Actions, from inside the action's container: the only module that reads ``GITHUB_*``.
+
+It reads the runner's environment and the triggering event's payload, writes the file
+commands (``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``), trusts the workspace for git, and
+talks to the Checks API with the standard library (no new dependency).
+
+Facts it relies on (../shared/notes/github-actions.md, checked against the runner's code):
+
+- ``GITHUB_TOKEN`` is not in a container action's environment; the token arrives as an input.
+- For ``pull_request`` events ``GITHUB_SHA`` is a synthetic merge commit: a check run goes on
+  ``event.pull_request.head.sha``.
+- Fork and Dependabot PRs get a read-only token: creating a check run answers 403
+  "Resource not accessible by integration". The caller degrades to summary + annotations.
+- At most 50 annotations per Checks API request; more are added with PATCH.
+- ``output.title/summary/text`` hold at most 65535 characters each.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oloproof import __version__
+
+API_BATCH = 50  # annotations per Checks API request (GitHub's limit)
+API_TEXT_LIMIT = 65535  # characters in output.title, output.summary, output.text
+API_TIMEOUT_S = 30.0
+PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
+
+
+class GitHubApiError(Exception):
+    """A Checks API call failed: ``status`` is the HTTP status, or None when none came back."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        self.status = status
+        self.message = message
+        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionEnv:
+    """What the runner tells a container action about its job (``GITHUB_*`` and the event)."""
+
+    in_actions: bool  # GITHUB_ACTIONS=true
+    workspace: Path  # GITHUB_WORKSPACE (the repository checkout), /github/workspace in the container
+    event_name: str
+    event: Mapping[str, Any]  # the payload at GITHUB_EVENT_PATH ({} when absent)
+    repository: str  # owner/name
+    sha: str
+    ref: str
+    ref_name: str
+    actor: str
+    api_url: str
+    server_url: str
+    run_id: str
+    step_summary: Path | None
+    output: Path | None
+    problems: tuple[str, ...] = ()  # e.g. an unreadable event payload
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
+        problems: list[str] = []
+        event: Mapping[str, Any] = {}
+        event_path = environ.get("GITHUB_EVENT_PATH", "")
+        if event_path:
+            try:
+                loaded = json.loads(Path(event_path).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                problems.append(f"GITHUB_EVENT_PATH {event_path}: file not found")
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                problems.append(f"GITHUB_EVENT_PATH {event_path}: not a readable JSON event ({exc})")
+            else:
+                if isinstance(loaded, dict):
+                    event = loaded
+                else:
+                    problems.append(f"GITHUB_EVENT_PATH {event_path}: expected a JSON object")
+        workspace = environ.get("GITHUB_WORKSPACE") or os.getcwd()
+        return cls(
+            in_actions=environ.get("GITHUB_ACTIONS") == "true",
+            workspace=Path(workspace).resolve(),
+            event_name=environ.get("GITHUB_EVENT_NAME", ""),
+            event=event,
+            repository=environ.get("GITHUB_REPOSITORY", ""),
+            sha=environ.get("GITHUB_SHA", ""),
+            ref=environ.get("GITHUB_REF", ""),
+            ref_name=environ.get("GITHUB_REF_NAME", ""),
+            actor=environ.get("GITHUB_ACTOR", ""),
+            api_url=(environ.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            server_url=(environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            run_id=environ.get("GITHUB_RUN_ID", ""),
+            step_summary=Path(environ["GITHUB_STEP_SUMMARY"]) if environ.get("GITHUB_STEP_SUMMARY") else None,
+            output=Path(environ["GITHUB_OUTPUT"]) if environ.get("GITHUB_OUTPUT") else None,
+            problems=tuple(problems),
+        )
+
+    # ---------------------------------------------------------------- the event
+
+    @property
+    def pull_request(self) -> Mapping[str, Any] | None:
+        pr = self.event.get("pull_request") if self.event_name in PULL_REQUEST_EVENTS else None
+        return pr if isinstance(pr, dict) else None
+
+    @property
+    def is_pull_request(self) -> bool:
+        return self.event_name in PULL_REQUEST_EVENTS
+
+    @property
+    def head_sha(self) -> str:
+        """The commit a check run belongs on: the PR's head, not the synthetic merge commit."""
+        pr = self.pull_request
+        if pr is not None:
+            sha = _dig(pr, "head", "sha")
+            if isinstance(sha, str) and sha:
+                return sha
+        return self.sha
+
+    @property
+    def is_fork_pr(self) -> bool:
+        """A PR from another repository: its token is read-only (no check runs, no pushes)."""
+        pr = self.pull_request
+        if pr is None:
+            return False
+        head_repo = _dig(pr, "head", "repo", "full_name")
+        if not isinstance(head_repo, str) or not head_repo:
+            return True  # the head repository was deleted: treat as a fork, never as trusted
+        return head_repo.lower() != self.repository.lower()
+
+    @property
+    def release_tag(self) -> str | None:
+        """The tag being released: a ``release`` event's tag, or a pushed tag."""
+        if self.event_name == "release":
+            tag = _dig(self.event, "release", "tag_name")
+            if isinstance(tag, str) and tag:
+                return tag
+        if self.event_name == "push" and self.ref.startswith("refs/tags/"):
+            return self.ref[len("refs/tags/") :]
+        return None
+
+    @property
+    def dispatch_reason(self) -> str | None:
+        """``workflow_dispatch`` input ``reason`` (or ``holdout-reason``), when the run was started by hand."""
+        if self.event_name != "workflow_dispatch":
+            return None
+        inputs = self.event.get("inputs")
+        if isinstance(inputs, dict):
+            for key in ("holdout-reason", "holdout_reason", "reason"):
+                value = inputs.get(key)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+        return None
+
+    def describe_trigger(self) -> str:
+        """A short phrase for logs: what started this run."""
+        if self.release_tag:
+            return f"release {self.release_tag}"
+        if self.pull_request is not None:
+            number = self.pull_request.get("number")
+            return f"pull request #{number}" if number is not None else "pull request"
+        if self.event_name:
+            return f"{self.event_name} of {self.ref_name or self.ref or self.sha[:12]}"
+        return "a local run"
+
+    @property
+    def run_url(self) -> str | None:
+        if self.repository and self.run_id:
+            return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+        return None
+
+
+def _dig(data: Mapping[str, Any], *keys: str) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+# ---------------------------------------------------------------- file commands
+
+
+def write_outputs(env: ActionEnv, values: Mapping[str, str]) -> None:
+    """Append step outputs to ``GITHUB_OUTPUT`` (multi-line values get a random delimiter)."""
+    if env.output is None:
+        return
+    lines: list[str] = []
+    for name, value in values.items():
+        if "\n" in value or "\r" in value:
+            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+            lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            lines.append(f"{name}={value}\n")
+    with open(env.output, "a", encoding="utf-8") as handle:
+        handle.write("".join(lines))
+
+
+def append_summary(env: ActionEnv, markdown: str) -> bool:
+    """Append to the job summary; False when there is none (not running in Actions)."""
+    if env.step_summary is None:
+        return False
+    with open(env.step_summary, "a", encoding="utf-8") as handle:
+        handle.write(markdown)
+    return True
+
+
+def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
+    """``git config --global --add safe.directory <workspace>``, before any git call.
+
+    The workspace is owned by the runner's user and the container runs as root, so git
+    refuses it ("dubious ownership") until it is trusted. Only inside Actions (``HOME`` is then
+    the job's own ``/github/home``): a local run must not edit a person's ~/.gitconfig. No git
+    in the image means no git call can happen, so there is nothing to trust.
+    """
+    git = shutil.which("git", path=environ.get("PATH"))
+    if not env.in_actions or git is None:
+        return False
+    target = str(env.workspace)
+    child_env = dict(environ)
+    listed = subprocess.run(
+        [git, "config", "--global", "--get-all", "safe.directory"], capture_output=True, text=True, env=child_env, check=False
+    )
+    if target in listed.stdout.splitlines() or "*" in listed.stdout.splitlines():
+        return True
+    subprocess.run([git, "config", "--global", "--add", "safe.directory", target], env=child_env, check=True, capture_output=True)
+    return True
+
+
+# ---------------------------------------------------------------- Checks API
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckRunRequest:
+    """What to publish as a check run; ``annotations`` are Checks API annotation objects."""
+
+    name: str
+    head_sha: str
+    conclusion: str  # success | failure | neutral
+    title: str
+    summary: str
+    annotations: Sequence[Mapping[str, Any]] = ()
+    details_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckRunOutcome:
+    created: bool
+    check_run_id: int | None = None
+    html_url: str | None = None
+    skipped: str | None = None  # why no check run was made (a sentence for a notice)
+    status: int | None = None  # HTTP status of the failed call, if any
+    requests: int = 0
+    details: list[str] = field(default_factory=list)
+
+
+class ChecksClient:
+    """A minimal Checks API client over urllib.
+
+    The token only travels over HTTPS, or plain HTTP to a loopback address (the tests' fake
+    server); redirects are refused rather than followed, so the Authorization header never
+    reaches another host.
+    """
+
+    def __init__(self, api_url: str, token: str, repository: str, *, timeout_s: float = API_TIMEOUT_S) -> None:
+        parsed = urllib.parse.urlsplit(api_url)
+        if parsed.scheme not in ("https", "http") or not parsed.hostname:
+            raise GitHubApiError(None, f"GITHUB_API_URL {api_url!r} is not an http(s) URL")
+        loopback = _is_loopback(parsed.hostname)
+        if parsed.scheme == "http" and not loopback:
+            raise GitHubApiError(None, f"GITHUB_API_URL {api_url!r}: refusing to send a token over plain HTTP")
+        if "/" not in repository:
+            raise GitHubApiError(None, f"GITHUB_REPOSITORY {repository!r} is not owner/name")
+        self.base = api_url.rstrip("/")
+        self.token = token
+        self.repository = repository
+        self.timeout_s = timeout_s
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+        if loopback:
+            handlers.append(urllib.request.ProxyHandler({}))  # never route the loopback server via a proxy
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def _request(self, method: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        request = urllib.request.Request(
+            f"{self.base}{path}", data=data, method=method,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json; charset=utf-8",
+                "User-Agent": f"oloproof-action/{__version__}",
+                "X-GitHub-Api-Version": "2022-11-28",
+            },
+        )
+        try:
+            with self._opener.open(request, timeout=self.timeout_s) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise GitHubApiError(exc.code, _error_message(exc)) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            raise GitHubApiError(None, f"cannot reach {self.base}: {reason}") from None
+        try:
+            parsed = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            raise GitHubApiError(None, f"{method} {path}: the answer is not JSON") from None
+        return parsed if isinstance(parsed, dict) else {}
+
+    def create_check_run(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._request("POST", f"/repos/{self.repository}/check-runs", body)
+
+    def update_check_run(self, check_run_id: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._request("PATCH", f"/repos/{self.repository}/check-runs/{check_run_id}", body)
+
+
+def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRunOutcome:
+    """Create a completed check run; annotations beyond the first 50 follow in PATCHes of 50.
+
+    Never raises for an API failure: the outcome says what happened, so the caller can fall
+    back to the job summary and workflow-command annotations.
+    """
+    title = request.title[:API_TEXT_LIMIT]
+    summary = request.summary[:API_TEXT_LIMIT]
+    batches = [list(request.annotations[i : i + API_BATCH]) for i in range(0, len(request.annotations), API_BATCH)] or [[]]
+    body: dict[str, Any] = {
+        "name": request.name, "head_sha": request.head_sha, "status": "completed", "conclusion": request.conclusion,
+        "output": {"title": title, "summary": summary, "annotations": batches[0]},
+    }
+    if request.details_url:
+        body["details_url"] = request.details_url
+    sent = 0
+    try:
+        created = client.create_check_run(body)
+        sent += 1
+        check_run_id = created.get("id")
+        if not isinstance(check_run_id, int):
+            return CheckRunOutcome(created=False, skipped="the Checks API answered without a check run id", requests=sent)
+        for batch in batches[1:]:
+            client.update_check_run(check_run_id, {"output": {"title": title, "summary": summary, "annotations": batch}})
+            sent += 1
+    except GitHubApiError as exc:
+        if exc.status == 403:
+            why = (
+                f"the token may not create check runs ({exc.message}); grant `permissions: checks: write` "
+                "(fork PRs always get a read-only token)"
+            )
+        else:
+            why = f"the Checks API call failed ({exc})"
+        partial = " after the check run was created (some annotations are missing from it)" if sent else ""
+        return CheckRunOutcome(created=sent > 0, skipped=why + partial, status=exc.status, requests=sent)
+    url = created.get("html_url")
+    return CheckRunOutcome(created=True, check_run_id=check_run_id, html_url=url if isinstance(url, str) else None, requests=sent)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} refused", headers, fp)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str:
+    try:
+        body = json.loads(exc.read() or b"{}")
+    except (json.JSONDecodeError, OSError, ValueError):
+        body = {}
+    message = body.get("message") if isinstance(body, dict) else None
+    return str(message) if message else str(exc.reason)
+
+
+def environ_with(environ: MutableMapping[str, str], **values: str) -> MutableMapping[str, str]:
+    """A copy of ``environ`` with ``values`` set (for child processes)."""
+    copy = dict(environ)
+    copy.update(values)
+    return copy

@@ -1,0 +1,317 @@
+"""Means of bounded scores (STATISTICS.md §1b): betting, Hoeffding, t, BCa."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from oloproof.stats.binomial import clopper_pearson
+from oloproof.stats.bounded import (
+    bounded_mean_bca,
+    bounded_mean_betting,
+    bounded_mean_hoeffding,
+    bounded_mean_t,
+)
+
+
+def _naive_hedged_ci(x: list[float], alpha: float, breaks: int = 1000) -> tuple[float, float]:
+    """Waudby-Smith & Ramdas (2023) hedged capital CI, written out literally on a grid.
+
+    For each grid mean m = k/breaks: plug-in bets from running means and variances computed in
+    a Python loop, λ⁺ = min(λ, 1/(2m)), λ⁻ = min(λ, 1/(2(1−m))), capitals as running products,
+    hedged capital max(K⁺/2, K⁻/2); m is in the interval iff that never reaches 1/α. Returns
+    the smallest and largest grid means in the interval (like confseq's cs_from_martingale).
+    """
+    n = len(x)
+    bets = []
+    mean_sum, var_sum = 0.5, 0.25  # prior pseudo-observation: mean 1/2, variance 1/4
+    for t, value in enumerate(x, start=1):
+        bets.append(math.sqrt(2 * math.log(2 / alpha) / (n * var_sum / t)))
+        mean_sum += value
+        mu_t = mean_sum / (t + 1)
+        var_sum += (value - mu_t) ** 2
+    kept = []
+    for k in range(breaks + 1):
+        m = k / breaks
+        k_plus = k_minus = 1.0
+        inside = True
+        for lam, value in zip(bets, x, strict=True):
+            lam_plus = lam if m == 0 else min(lam, 0.5 / m)
+            lam_minus = lam if m == 1 else min(lam, 0.5 / (1 - m))
+            k_plus *= 1 + lam_plus * (value - m)
+            k_minus *= 1 - lam_minus * (value - m)
+            if max(k_plus / 2, k_minus / 2) >= 1 / alpha:
+                inside = False
+                break
+        if inside:
+            kept.append(m)
+    return kept[0], kept[-1]
+
+
+SKEWED = [0.0] * 17 + [1.0] * 3 + [0.25, 0.5, 0.9, 0.1, 0.0, 0.0, 1.0, 0.0, 0.05, 0.0]
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        SKEWED,
+        [0.62, 0.71, 0.55, 0.8, 0.66, 0.7, 0.59, 0.74, 0.68, 0.61, 0.77, 0.64],
+        [1.0] * 12 + [0.0] * 3,
+    ],
+)
+def test_betting_matches_literal_grid_implementation(scores: list[float]) -> None:
+    grid_low, grid_high = _naive_hedged_ci(scores, 0.05)
+    interval = bounded_mean_betting(scores, confidence=0.95)
+    step = 1e-3
+    # The exact bound lies between the last excluded and the first included grid mean.
+    assert grid_low - step - 1e-9 <= interval.low <= grid_low + 1e-9
+    assert grid_high - 1e-9 <= interval.high <= grid_high + step + 1e-9
+    assert interval.method == "betting-wsr"
+    assert interval.approximate is False
+
+
+def test_betting_on_pass_fail_scores_is_close_to_clopper_pearson() -> None:
+    # §1b: for 0/1 scores the exact methods should agree in spirit. 180 of 200 pass.
+    scores = [1.0] * 180 + [0.0] * 20
+    order = np.random.default_rng(11).permutation(200)
+    betting = bounded_mean_betting([scores[i] for i in order], confidence=0.95)
+    cp = clopper_pearson(180, 200, confidence=0.95)
+    assert abs(betting.low - cp.low) < 0.03
+    assert abs(betting.high - cp.high) < 0.03
+
+
+def test_betting_is_much_tighter_than_hoeffding_for_low_variance() -> None:
+    scores = np.random.default_rng(5).beta(50, 50, size=500)
+    betting = bounded_mean_betting(scores, confidence=0.95)
+    hoeffding = bounded_mean_hoeffding(scores, confidence=0.95)
+    assert betting.width < hoeffding.width / 3
+
+
+def test_hoeffding_formula() -> None:
+    # mean ± √(log(2/α)/(2n)): n = 50, α = 0.05: √(log(40)/100) = 0.192064...
+    scores = [0.5] * 50
+    interval = bounded_mean_hoeffding(scores, confidence=0.95)
+    assert interval.low == pytest.approx(0.5 - math.sqrt(math.log(40) / 100))
+    assert interval.high == pytest.approx(0.5 + 0.1920640)
+
+
+def test_t_matches_scipy_t_interval() -> None:
+    scores = [0.2, 0.4, 0.45, 0.5, 0.9, 0.35, 0.6]
+    reference = stats.t.interval(
+        0.9, len(scores) - 1, loc=np.mean(scores), scale=stats.sem(scores)
+    )
+    interval = bounded_mean_t(scores, confidence=0.9)
+    assert (interval.low, interval.high) == pytest.approx(reference, rel=1e-12)
+    assert interval.approximate is True
+
+
+def test_bca_matches_scipy_bootstrap_with_same_seed() -> None:
+    scores = np.random.default_rng(1).beta(2, 5, size=40)
+    reference = stats.bootstrap(
+        (scores,),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=2000,
+        method="BCa",
+        rng=np.random.default_rng(99),
+    ).confidence_interval
+    interval = bounded_mean_bca(
+        scores, confidence=0.95, rng=np.random.default_rng(99), n_resamples=2000
+    )
+    assert (interval.low, interval.high) == (reference.low, reference.high)
+    assert interval.method == "bca-bootstrap" and interval.approximate is True
+
+
+@pytest.mark.parametrize("value", [0.0, 0.3, 1.0])
+def test_all_equal_scores_do_not_crash(value: float) -> None:
+    scores = [value] * 25
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bca = bounded_mean_bca(scores, confidence=0.95, rng=np.random.default_rng(0))
+        t = bounded_mean_t(scores, confidence=0.95)
+        betting = bounded_mean_betting(scores, confidence=0.95)
+    assert bca.low == bca.high == value
+    assert t.low == t.high == value
+    # The exact method still reports its uncertainty.
+    assert betting.low <= value <= betting.high
+    assert betting.width > 0.05
+
+
+def test_single_case() -> None:
+    for method in (bounded_mean_betting, bounded_mean_hoeffding, bounded_mean_t):
+        interval = method([0.7], confidence=0.95)
+        assert interval.low == 0.0 and interval.high == 1.0 and interval.estimate == 0.7
+    bca = bounded_mean_bca([0.7], confidence=0.95, rng=np.random.default_rng(0))
+    assert (bca.low, bca.high) == (0.0, 1.0)
+
+
+def test_missing_in_place_scored_zero_below_and_one_above() -> None:
+    scores = [0.8, 0.6, math.nan, 0.9, 0.7, math.nan, 0.75, 0.85, 0.65, 0.9]
+    interval = bounded_mean_betting(scores, confidence=0.95)
+    zeros = [0.0 if math.isnan(s) else s for s in scores]
+    ones = [1.0 if math.isnan(s) else s for s in scores]
+    assert interval.low == bounded_mean_betting(zeros, confidence=0.95).low
+    assert interval.high == bounded_mean_betting(ones, confidence=0.95).high
+    assert interval.estimate == pytest.approx(np.nanmean(scores))
+    for method in (bounded_mean_hoeffding, bounded_mean_t):
+        both = method(scores, confidence=0.95)
+        assert both.low == method(zeros, confidence=0.95).low
+        assert both.high == method(ones, confidence=0.95).high
+
+
+def test_missing_count_is_the_same_as_nan_for_order_free_methods() -> None:
+    scores = [0.8, 0.6, 0.9, 0.7]
+    for method in (bounded_mean_hoeffding, bounded_mean_t):
+        counted = method(scores, confidence=0.95, missing=2)
+        in_place = method([*scores, math.nan, math.nan], confidence=0.95)
+        assert counted == in_place
+    bca = bounded_mean_bca(scores, confidence=0.95, rng=np.random.default_rng(0), missing=2)
+    assert bca.low <= 0.75 <= bca.high
+
+
+def test_betting_missing_count_needs_rng_and_is_seeded() -> None:
+    scores = [0.8, 0.6, 0.9, 0.7, 0.75, 0.95, 0.5, 0.85]
+    with pytest.raises(TypeError, match="needs rng"):
+        bounded_mean_betting(scores, confidence=0.95, missing=2)
+    first = bounded_mean_betting(scores, confidence=0.95, missing=2, rng=np.random.default_rng(4))
+    again = bounded_mean_betting(scores, confidence=0.95, missing=2, rng=np.random.default_rng(4))
+    assert first == again
+    no_missing = bounded_mean_betting(scores, confidence=0.95)
+    assert first.low < no_missing.low and first.high > no_missing.high
+
+
+def test_all_missing_is_uninformative() -> None:
+    for method in (bounded_mean_hoeffding, bounded_mean_t):
+        interval = method([], confidence=0.95, missing=3)
+        assert (interval.low, interval.estimate, interval.high) == (0.0, 0.0, 1.0)
+    interval = bounded_mean_betting([math.nan] * 3, confidence=0.95)
+    assert (interval.low, interval.estimate, interval.high) == (0.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("scores", "missing", "error", "message"),
+    [
+        ([0.5, 1.2], 0, ValueError, "must lie in \\[0, 1\\]"),
+        ([0.5, -0.1], 0, ValueError, "must lie in \\[0, 1\\]"),
+        ([0.5, math.inf], 0, ValueError, "must be finite"),
+        ([], 0, ValueError, "at least one case"),
+        ([[0.5]], 0, ValueError, "one-dimensional"),
+        ([0.5], -1, ValueError, "missing must be >= 0"),
+    ],
+)
+def test_rejects_bad_input(
+    scores: list[float], missing: int, error: type[Exception], message: str
+) -> None:
+    for method in (bounded_mean_betting, bounded_mean_hoeffding, bounded_mean_t):
+        with pytest.raises(error, match=message):
+            method(scores, confidence=0.95, missing=missing)
+
+
+def test_bca_requires_a_generator() -> None:
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        bounded_mean_bca([0.1, 0.2], confidence=0.95, rng=42)  # type: ignore[arg-type]
+
+
+def test_coverage_on_skewed_scores_where_t_undercovers() -> None:
+    """Scores with mass at 0 and 1: 0 w.p. 0.94, 1 w.p. 0.04, uniform w.p. 0.02 (mean 0.05).
+
+    With 20 cases the sample is all zeros about 29% of the time, and the t interval collapses
+    to [0, 0]; the exact betting interval must still cover at least 95% of the time.
+    """
+    rng = np.random.default_rng(1234)
+    true_mean = 0.04 + 0.02 * 0.5
+    trials, n = 1500, 20
+    betting_hits = t_hits = 0
+    for _ in range(trials):
+        kind = rng.random(n)
+        scores = np.where(kind < 0.94, 0.0, np.where(kind < 0.98, 1.0, rng.random(n)))
+        betting = bounded_mean_betting(scores, confidence=0.95)
+        betting_hits += betting.low <= true_mean <= betting.high
+        t = bounded_mean_t(scores, confidence=0.95)
+        t_hits += t.low <= true_mean <= t.high
+    assert stats.binomtest(betting_hits, trials, 0.95, alternative="less").pvalue > 0.01
+    assert stats.binomtest(t_hits, trials, 0.95, alternative="less").pvalue < 1e-6
+
+
+def test_betting_coverage_on_a_smooth_distribution() -> None:
+    rng = np.random.default_rng(99)
+    trials, n = 600, 60
+    true_mean = 2 / 7  # Beta(2, 5)
+    hits = sum(
+        (interval := bounded_mean_betting(rng.beta(2, 5, size=n), confidence=0.9)).low
+        <= true_mean
+        <= interval.high
+        for _ in range(trials)
+    )
+    assert stats.binomtest(hits, trials, 0.9, alternative="less").pvalue > 0.01
+
+
+def test_betting_handles_100k_scores_quickly() -> None:
+    scores = np.random.default_rng(0).beta(2, 5, size=100_000)
+    start = time.perf_counter()
+    interval = bounded_mean_betting(scores, confidence=0.95)
+    assert time.perf_counter() - start < 2.0
+    assert interval.low < 2 / 7 < interval.high
+    assert interval.width < 0.01
+
+
+# --- properties ---------------------------------------------------------------------------
+
+unit_scores = st.lists(
+    st.one_of(st.sampled_from([0.0, 1.0, 0.5]), st.floats(0.0, 1.0)), min_size=1, max_size=40
+)
+
+
+@given(scores=unit_scores, confidence=st.floats(0.5, 0.995))
+def test_estimate_inside_interval(scores: list[float], confidence: float) -> None:
+    for method in (bounded_mean_betting, bounded_mean_hoeffding, bounded_mean_t):
+        interval = method(scores, confidence=confidence)
+        assert 0.0 <= interval.low <= interval.estimate <= interval.high <= 1.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(scores=unit_scores, seed=st.integers(0, 2**32 - 1))
+def test_bca_estimate_inside_interval(scores: list[float], seed: int) -> None:
+    interval = bounded_mean_bca(
+        scores, confidence=0.95, rng=np.random.default_rng(seed), n_resamples=200
+    )
+    assert 0.0 <= interval.low <= interval.estimate <= interval.high <= 1.0
+
+
+@given(scores=unit_scores, a=st.floats(0.5, 0.995), b=st.floats(0.5, 0.995))
+def test_higher_confidence_never_narrows(scores: list[float], a: float, b: float) -> None:
+    lo_conf, hi_conf = sorted((a, b))
+    for method in (bounded_mean_betting, bounded_mean_hoeffding, bounded_mean_t):
+        narrow = method(scores, confidence=lo_conf)
+        wide = method(scores, confidence=hi_conf)
+        # Betting bounds are resolved to 1e-7, outwards.
+        assert wide.low <= narrow.low + 2e-7
+        assert wide.high >= narrow.high - 2e-7
+
+
+@given(scores=unit_scores, data=st.data())
+def test_losing_an_output_never_narrows(scores: list[float], data: st.DataObject) -> None:
+    # One answered case loses its output (becomes NaN in place); n stays the same.
+    answered = [i for i, s in enumerate(scores) if not math.isnan(s)]
+    index = data.draw(st.sampled_from(answered))
+    fewer = [math.nan if i == index else s for i, s in enumerate(scores)]
+    for method in (bounded_mean_betting, bounded_mean_hoeffding):
+        before = method(scores, confidence=0.95)
+        after = method(fewer, confidence=0.95)
+        assert after.low <= before.low + 2e-7
+        assert after.high >= before.high - 2e-7
+
+
+@given(scores=unit_scores, missing=st.integers(0, 5))
+def test_more_missing_cases_never_narrow_hoeffding(scores: list[float], missing: int) -> None:
+    before = bounded_mean_hoeffding(scores, confidence=0.95, missing=missing)
+    after = bounded_mean_hoeffding(scores, confidence=0.95, missing=missing + 1)
+    assert after.low <= before.low + 1e-12
+    assert after.high >= before.high - 1e-12

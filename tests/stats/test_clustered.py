@@ -1,0 +1,207 @@
+"""Clustered pass rate: Miller (2024) SE + Korn–Graubard effective-n CP (STATISTICS.md §2)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import special, stats
+
+from oloproof.stats.binomial import clopper_pearson
+from oloproof.stats.clustered import MIN_CLUSTERS, clustered_proportion
+
+# Six clusters of unequal size, 16 passes of 21.
+SCORES = [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
+GROUPS = ["a"] * 4 + ["b"] * 5 + ["c"] * 3 + ["d"] * 4 + ["e"] * 2 + ["f"] * 3
+
+
+def _svyciprop_beta(scores: list[int], groups: list[str], confidence: float) -> tuple[float, float]:
+    """R's survey::svyciprop(method = "beta") for svydesign(ids = ~g, data = d), re-derived.
+
+    From survey's svyciprop.R:
+        n.eff <- coef(m) * (1 - coef(m)) / vcov(m)
+        n.eff <- n.eff * (qt(alpha/2, nrow(design) - 1) / qt(alpha/2, degf(design)))^2
+        ci <- c(qbeta(alpha/2, n.eff*rval, n.eff*(1-rval)+1), qbeta(1-alpha/2, n.eff*rval+1, n.eff*(1-rval)))
+    with vcov(m) svymean's with-replacement cluster variance G/(G−1)·Σ_g (Σ_{i∈g}(y_i−ȳ)/n)² and
+    degf = G − 1. Written with plain loops and scipy.special.betaincinv, independently of the
+    module (not run against R itself: no R on this machine).
+    """
+    n = len(scores)
+    mean = sum(scores) / n
+    totals: dict[str, float] = defaultdict(float)
+    for y, g in zip(scores, groups, strict=True):
+        totals[g] += (y - mean) / n
+    clusters = len(totals)
+    variance = clusters / (clusters - 1) * sum(t * t for t in totals.values())
+    alpha = 1 - confidence
+    n_eff = mean * (1 - mean) / variance
+    n_eff *= (stats.t.ppf(alpha / 2, n - 1) / stats.t.ppf(alpha / 2, clusters - 1)) ** 2
+    low = special.betaincinv(n_eff * mean, n_eff * (1 - mean) + 1, alpha / 2)
+    high = special.betaincinv(n_eff * mean + 1, n_eff * (1 - mean), 1 - alpha / 2)
+    return float(low), float(high)
+
+
+def test_matches_svyciprop_beta_formula() -> None:
+    low, high = _svyciprop_beta(SCORES, GROUPS, 0.95)
+    result = clustered_proportion(SCORES, GROUPS, confidence=0.95)
+    assert result.interval.low == pytest.approx(low, rel=1e-10)
+    assert result.interval.high == pytest.approx(high, rel=1e-10)
+    assert result.interval.estimate == pytest.approx(16 / 21)
+    # Pinned values of the reference for this data (guards both routes against drifting).
+    assert (low, high) == pytest.approx((0.43030, 0.95373), abs=5e-5)
+    assert result.n == 21
+    assert result.n_clusters == 6
+    assert result.few_clusters is True
+    assert result.interval.method == "clustered-korn-graubard"
+    assert result.interval.approximate is True
+
+
+def test_clustered_se_is_millers_formula() -> None:
+    # Miller (2024) App. A: SE_C = √(G/(G−1)·Σ_g S_g²)/n. n_eff before the df factor is
+    # p̂(1−p̂)/SE_C²; check it through the reported n_eff.
+    p = 16 / 21
+    sums: dict[str, float] = defaultdict(float)
+    for y, g in zip(SCORES, GROUPS, strict=True):
+        sums[g] += y - p
+    se = math.sqrt(6 / 5 * sum(s * s for s in sums.values())) / 21
+    factor = (stats.t.ppf(0.025, 20) / stats.t.ppf(0.025, 5)) ** 2
+    result = clustered_proportion(SCORES, GROUPS, confidence=0.95)
+    assert result.n_eff == pytest.approx(p * (1 - p) / se**2 * factor, rel=1e-12)
+
+
+def test_singleton_clusters_give_n_minus_one_effective_cases() -> None:
+    # Every case its own cluster: SE_C² = p̂(1−p̂)/(n−1), so n_eff = n − 1 and the df factor is 1.
+    rng = np.random.default_rng(3)
+    scores = (rng.random(80) < 0.7).astype(int).tolist()
+    result = clustered_proportion(scores, list(range(80)), confidence=0.95)
+    assert result.n_eff == pytest.approx(79, rel=1e-9)
+    assert result.few_clusters is False
+    p = sum(scores) / 80
+    assert result.interval.low == pytest.approx(
+        stats.beta.ppf(0.025, 79 * p, 79 * (1 - p) + 1), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("clusters", [2, 5, 40])
+def test_all_pass_or_all_fail_treats_each_cluster_as_one_trial(clusters: int) -> None:
+    groups = [g for g in range(clusters) for _ in range(3)]
+    everything = clustered_proportion([1] * len(groups), groups, confidence=0.95)
+    assert everything.interval.low == pytest.approx(0.025 ** (1 / clusters), rel=1e-12)
+    assert everything.interval.high == 1.0
+    assert everything.n_eff == clusters
+    nothing = clustered_proportion([0] * len(groups), groups, confidence=0.95)
+    assert nothing.interval.low == 0.0
+    assert nothing.interval.high == pytest.approx(1 - 0.025 ** (1 / clusters), rel=1e-12)
+
+
+def test_few_clusters_flag_boundary() -> None:
+    scores = [1, 0] * MIN_CLUSTERS
+    below = clustered_proportion(scores[:-2], [i // 2 for i in range(len(scores) - 2)], confidence=0.95)
+    at = clustered_proportion(scores, [i // 2 for i in range(len(scores))], confidence=0.95)
+    assert below.n_clusters == MIN_CLUSTERS - 1 and below.few_clusters
+    assert at.n_clusters == MIN_CLUSTERS and not at.few_clusters
+
+
+def test_zero_clustered_variance_falls_back_to_n_cases() -> None:
+    # Each cluster holds one pass and one failure: every cluster sum of residuals is 0, so
+    # SE_C = 0. The interval must not collapse; n_eff is capped at n (before the df factor).
+    scores = [1, 0] * 40
+    groups = [i // 2 for i in range(80)]
+    result = clustered_proportion(scores, groups, confidence=0.95)
+    factor = (stats.t.ppf(0.025, 79) / stats.t.ppf(0.025, 39)) ** 2
+    assert result.n_eff == pytest.approx(80 * factor)
+    assert result.interval.width > 0.15
+
+
+def test_missing_scored_zero_below_and_one_above() -> None:
+    missing = [False] * 21
+    missing[3] = missing[9] = True  # two failures lose their output
+    nan_scores = [math.nan if m else s for s, m in zip(SCORES, missing, strict=True)]
+    result = clustered_proportion(nan_scores, GROUPS, confidence=0.95, missing=missing)
+    as_zero = [0 if m else s for s, m in zip(SCORES, missing, strict=True)]
+    as_one = [1 if m else s for s, m in zip(SCORES, missing, strict=True)]
+    assert result.interval.low == clustered_proportion(as_zero, GROUPS, confidence=0.95).interval.low
+    assert result.interval.high == clustered_proportion(as_one, GROUPS, confidence=0.95).interval.high
+    assert result.interval.estimate == pytest.approx(16 / 19)
+
+
+def test_all_missing_is_uninformative() -> None:
+    result = clustered_proportion([0] * 6, [1, 1, 2, 2, 3, 3], confidence=0.95, missing=[True] * 6)
+    assert (result.interval.low, result.interval.estimate, result.interval.high) == (0.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("scores", "groups", "missing", "message"),
+    [
+        ([1, 0.5], [1, 2], None, "scores must be 0 or 1"),
+        ([1, 0], [1], None, "one entry per score"),
+        ([1, 0], [1, 1], None, "at least 2 clusters"),
+        ([], [], None, "must not be empty"),
+        ([1, 0], [1, 2], [True], "one entry per score"),
+    ],
+)
+def test_rejects_bad_input(
+    scores: list[float], groups: list[int], missing: list[bool] | None, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        clustered_proportion(scores, groups, confidence=0.95, missing=missing)
+
+
+def test_coverage_under_clustering_where_naive_cp_fails() -> None:
+    """60 clusters of 8, true rate 0.8, intra-cluster correlation 0.2 (beta-binomial).
+
+    Korn–Graubard must cover about as often as promised; the independent-case CP, which
+    ignores the clusters, covers far less (about 82% in this design).
+    """
+    rng = np.random.default_rng(2024)
+    clusters, size, rate, icc = 60, 8, 0.8, 0.2
+    a, b = rate * (1 - icc) / icc, (1 - rate) * (1 - icc) / icc
+    groups = np.repeat(np.arange(clusters), size).tolist()
+    trials = 1000
+    clustered_hits = naive_hits = 0
+    for _ in range(trials):
+        cluster_rates = rng.beta(a, b, size=clusters)
+        y = (rng.random((clusters, size)) < cluster_rates[:, None]).astype(int).ravel()
+        interval = clustered_proportion(y.tolist(), groups, confidence=0.95).interval
+        clustered_hits += interval.low <= rate <= interval.high
+        naive = clopper_pearson(int(y.sum()), y.size, confidence=0.95)
+        naive_hits += naive.low <= rate <= naive.high
+    assert stats.binomtest(clustered_hits, trials, 0.95, alternative="less").pvalue > 0.01
+    assert naive_hits / trials < 0.9
+
+
+@st.composite
+def clustered_runs(draw: st.DrawFn) -> tuple[list[int], list[int], list[bool]]:
+    n = draw(st.integers(2, 60))
+    groups = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
+    if len(set(groups)) < 2:
+        groups[0] = (groups[0] + 1) % 10 if groups[0] == groups[1] else groups[0]
+        groups[1] = (groups[0] + 1) % 10
+    scores = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    missing = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return scores, groups, missing
+
+
+@given(run=clustered_runs(), confidence=st.floats(0.5, 0.999))
+def test_estimate_inside_interval(
+    run: tuple[list[int], list[int], list[bool]], confidence: float
+) -> None:
+    scores, groups, missing = run
+    interval = clustered_proportion(scores, groups, confidence=confidence, missing=missing).interval
+    assert 0.0 <= interval.low <= interval.estimate <= interval.high <= 1.0
+
+
+@given(run=clustered_runs(), a=st.floats(0.5, 0.999), b=st.floats(0.5, 0.999))
+def test_higher_confidence_never_narrows(
+    run: tuple[list[int], list[int], list[bool]], a: float, b: float
+) -> None:
+    scores, groups, missing = run
+    lo_conf, hi_conf = sorted((a, b))
+    narrow = clustered_proportion(scores, groups, confidence=lo_conf, missing=missing).interval
+    wide = clustered_proportion(scores, groups, confidence=hi_conf, missing=missing).interval
+    assert wide.low <= narrow.low + 1e-12
+    assert wide.high >= narrow.high - 1e-12

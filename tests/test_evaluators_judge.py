@@ -1,0 +1,351 @@
+"""judge: a real grading command, trusted only when it agrees with human labels (SPEC §3.5).
+
+The system is the echo fixture; the judge is tests/fixtures/judge_system.py, which grades each
+case with its input's ``judge_says``. Human grades go in data/labels.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from oloproof.errors import ExitCode
+from oloproof.stats.bounded import bounded_mean_betting
+from oloproof.stats.binomial import clopper_pearson
+from tests.conftest import FIXTURES, Project
+
+JUDGE = FIXTURES / "judge_system.py"
+JUDGES_POLICY = "  judges: {min_agreement: 0.8, min_labels: 20}\n"
+JUDGED_RULE = "  - {id: judged, criterion: judge_pass, min: 0.8}"
+
+
+def ids(indices: range | list[int]) -> list[str]:
+    return [f"c{i:02d}" for i in indices]
+
+
+def judge_project(
+    project: Project,
+    says: list[Any],
+    humans: dict[int, Any],
+    *,
+    judge_args: list[str] | None = None,
+    judge_options: str = "",
+    system_args: str = "",
+    rules: str = JUDGED_RULE,
+    case_extra: dict[str, Any] | None = None,
+) -> Project:
+    """Cases c00, c01, ... whose judge grade is says[i]; humans maps case index -> human grade."""
+    cases = [
+        {"id": f"c{i:02d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}, **(case_extra or {})}
+        for i, grade in enumerate(says)
+    ]
+    labels = project.root / "data" / "labels.jsonl"
+    labels.parent.mkdir(parents=True, exist_ok=True)
+    labels.write_text("".join(json.dumps({"id": f"c{i:02d}", "grade": g}) + "\n" for i, g in humans.items()), encoding="utf-8")
+    command = json.dumps([sys.executable, str(JUDGE), *(judge_args or [])])
+    return project.write(
+        cases=cases, system_args=system_args, policy_extra=JUDGES_POLICY, rules=rules,
+        evaluators=f"  - {{type: judge, command: {command}, labels: data/labels.jsonl{judge_options}}}",
+    )
+
+
+def report(project: Project) -> tuple[int, dict[str, Any]]:
+    out = project.root / "report.json"
+    code = project.cli("gate", "--json", str(out))
+    return code, json.loads(out.read_text())
+
+
+def config_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Run the gate from the project's directory (so paths show as written) and return stderr."""
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    code = run_cli("gate", "-c", "release.yaml")
+    assert code == ExitCode.USAGE
+    return capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# A trusted judge decides its rule
+
+
+def test_trusted_judge_passes_its_rule(project: Project) -> None:
+    # 40 labels, all agreed: Clopper-Pearson lower bound 0.025 ** (1/40) = 0.912 >= 0.8, so the
+    # judge is trusted; its grades 38/40 have lower bound 0.831 >= min 0.8.
+    says = [True] * 38 + [False] * 2
+    judge_project(project, says, dict(enumerate(says)))
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["trusted"] is True and judge["why"] == ""
+    assert judge["n_labels"] == 40 and judge["n_compared"] == 40
+    assert judge["agreement"] == 1.0 and judge["agreement_low"] == pytest.approx(0.025 ** (1 / 40))
+    assert judge["kappa"] == pytest.approx(1.0)
+    rule = data["rules"][0]
+    assert rule["verdict"] == "PASS" and rule["reasons"] == ["interval_clears_threshold"]
+    assert rule["passes"] == 38
+    assert data["criteria"]["judge_pass"]["failed_ids"] == ids([38, 39])
+    assert code == ExitCode.PASS
+
+
+def test_trusted_judge_fails_its_rule(project: Project) -> None:
+    says = [True] * 10 + [False] * 30
+    judge_project(project, says, dict(enumerate(says)))
+    code, data = report(project)
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
+    rule = data["rules"][0]
+    assert rule["verdict"] == "FAIL" and rule["reasons"] == ["interval_misses_threshold"]
+    assert rule["passes"] == 10
+    assert code == ExitCode.FAIL
+
+
+def test_judge_and_people_using_one_grade_throughout_leave_kappa_undefined(project: Project) -> None:
+    # Kappa is (p_o - p_e) / (1 - p_e) with p_e = 1 here: undefined, reported as null, while
+    # raw agreement (40/40) is still measured and trusts the judge.
+    judge_project(project, [1] * 40, {i: 1 for i in range(40)})
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["trusted"] is True and judge["agreement"] == 1.0
+    assert judge["kappa"] is None and judge["kappa_low"] is None and judge["kappa_high"] is None
+    assert code == ExitCode.PASS
+
+
+# ---------------------------------------------------------------------------------------------
+# An untrusted judge decides nothing
+
+
+def test_too_few_labels_make_the_judge_untrusted(project: Project) -> None:
+    # The judge would pass the rule (40/40), and agrees with all 10 labels, but 10 < min_labels 20.
+    judge_project(project, [True] * 40, {i: True for i in range(10)})
+    code, data = report(project)
+    criterion = data["criteria"]["judge_pass"]
+    judge = criterion["details"]["judge"]
+    assert judge["trusted"] is False and judge["n_labels"] == 10 and judge["min_labels"] == 20
+    assert judge["why"] == "only 10 labelled case(s) compared; the policy needs at least 20 before a judge can be trusted"
+    assert criterion["reasons"] == ["judge_untrusted"]
+    rule = data["rules"][0]
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
+    assert "the evidence is invalid (judge_untrusted)" in rule["sentence"]
+    assert data["problems"] == [f"evaluators[0] (judge): {judge['why']}"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_enough_labels_but_low_agreement_make_the_judge_untrusted(project: Project) -> None:
+    # Judge passes c00-c29, people pass c00-c25 and c30-c33: they agree on 32 of 40.
+    says = [True] * 30 + [False] * 10
+    humans = {i: (i < 26 or 30 <= i < 34) for i in range(40)}
+    judge_project(project, says, humans)
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    # Reference: 2x2 table judge x people = [[26, 4], [4, 6]] / 40;
+    # p_o = 32/40 = 0.8, p_e = 0.75*0.75 + 0.25*0.25 = 0.625, kappa = 0.175/0.375 = 7/15.
+    expected_agreement = clopper_pearson(32, 40, confidence=0.95)
+    assert judge["n_compared"] == 40
+    assert judge["agreement"] == pytest.approx(0.8)
+    assert judge["agreement_low"] == pytest.approx(expected_agreement.low)
+    assert judge["agreement_high"] == pytest.approx(expected_agreement.high)
+    assert judge["agreement_low"] < 0.8 < judge["agreement_high"]
+    assert judge["kappa"] == pytest.approx(7 / 15)
+    assert -1 <= judge["kappa_low"] < 7 / 15 < judge["kappa_high"] <= 1
+    assert judge["trusted"] is False
+    assert judge["why"] == (
+        f"judge agrees with people on 80.0% of 40 labelled cases, but the lower bound {expected_agreement.low:.1%} "
+        "is below min_agreement 80%"
+    )
+    rule = data["rules"][0]
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_agreement_is_measured_at_the_pass_threshold(project: Project) -> None:
+    # Scores on both sides: judge 0.6 vs person 0.9 agree at threshold 0.5 (both pass) but
+    # disagree at threshold 0.7 (judge fails, person passes).
+    says = [0.6] * 40
+    humans = {i: 0.9 for i in range(40)}
+    judge_project(project, says, humans)
+    _, data = report(project)
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["agreement"] == 1.0
+    judge_project(project, says, humans, judge_options=", pass_threshold: 0.7")
+    _, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["agreement"] == 0.0 and judge["trusted"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# A judge that misbehaves
+
+
+def test_judge_that_crashes_fails_and_leaves_cases_missing(project: Project) -> None:
+    says = [True] * 40
+    judge_project(project, says, dict(enumerate(says)), judge_args=["--crash-after", "5"])
+    code, data = report(project)
+    criterion = data["criteria"]["judge_pass"]
+    assert criterion["missing_ids"] == ids(range(5, 40))
+    assert criterion["notes"]["c05"].startswith("judge: ") and "exited with status 3" in criterion["notes"]["c05"]
+    assert set(criterion["notes"]) == set(ids(range(5, 40)))
+    assert "judge_failed" in criterion["reasons"]
+    # Only the 5 graded cases could be compared with people: too few to trust the judge.
+    assert criterion["details"]["judge"]["n_compared"] == 5 and "judge_untrusted" in criterion["reasons"]
+    rule = data["rules"][0]
+    assert {"judge_failed", "missing_outputs", "judge_untrusted"} <= set(rule["reasons"])
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert any(problem.startswith("evaluators[0] (judge): the judge command failed (batch 1: ") for problem in data["problems"])
+
+
+def test_judge_that_hangs_is_killed_at_its_timeout(project: Project) -> None:
+    says = [True] * 30
+    judge_project(project, says, dict(enumerate(says)), judge_args=["--hang"], judge_options=", timeout_s: 1")
+    code, data = report(project)
+    criterion = data["criteria"]["judge_pass"]
+    assert criterion["missing_ids"] == ids(range(30))
+    assert criterion["notes"]["c00"] == "judge: timed out after 1 s"
+    assert "judge_failed" in criterion["reasons"]
+    assert data["rules"][0]["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_judge_grades_that_are_not_grades_leave_cases_missing(project: Project) -> None:
+    says: list[Any] = [True] * 40
+    says[4], says[5], says[6] = 1.5, "pass", None
+    judge_project(project, says, dict.fromkeys(range(40), True), judge_args=["--bad-grade", "c03"])
+    _, data = report(project)
+    criterion = data["criteria"]["judge_pass"]
+    assert criterion["missing_ids"] == ids([3, 4, 5, 6])
+    assert criterion["notes"] == {
+        case_id: "judge: 'grade' must be true/false or a number in [0, 1]" for case_id in ids([3, 4, 5, 6])
+    }
+    assert "missing_outputs" in data["rules"][0]["reasons"]
+
+
+def test_judge_command_that_does_not_exist_is_a_config_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge_project(project, [True] * 3, {0: True})
+    release = project.root / "release.yaml"
+    text = release.read_text()
+    release.write_text(text.replace(json.dumps([sys.executable, str(JUDGE)]), "oloproof-no-such-judge"))
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert err == "oloproof: error: release.yaml:8: evaluators[0].command: command not found: 'oloproof-no-such-judge'\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The labels file
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            ['{"id": "c00", "grade": true}', '{"id": "c01", "grade": true}', '{"id": "zz", "grade": true}'],
+            "data/labels.jsonl:3: label for unknown case id 'zz' (not in data/test.jsonl)",
+        ),
+        (
+            ['{"id": "c00", "grade": true}', "", '{"id": "c00", "grade": false}'],
+            "data/labels.jsonl:3: duplicate label for case 'c00' (first on line 1)",
+        ),
+        (
+            ['{"id": "c00", "grade": true}', '{"id": "c01", "grade": "good"}'],
+            "data/labels.jsonl:2: 'grade' must be true/false or a number in [0, 1]",
+        ),
+        (
+            ['{"id": "c00", "grade": 2}'],
+            "data/labels.jsonl:1: 'grade' must be true/false or a number in [0, 1]",
+        ),
+        (
+            ['{"case": "c00", "grade": 1}'],
+            "data/labels.jsonl:1: each label needs a string 'id'",
+        ),
+        (
+            ['{"id": "c00", "grade": 1}', "[1, 2]"],
+            "data/labels.jsonl:2: expected a JSON object, got an array",
+        ),
+    ],
+    ids=["unknown-id", "duplicate", "bad-grade", "grade-out-of-range", "no-id", "not-an-object"],
+)
+def test_bad_labels_file_is_a_data_error_naming_the_line_before_the_judge_runs(
+    lines: list[str], message: str, project: Project, run_cli: Callable[..., int],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    record = project.root / "judge-stdin.jsonl"
+    judge_project(project, [True] * 3, {}, judge_args=["--record", str(record)])
+    (project.root / "data" / "labels.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert err == f"oloproof: error: {message}\n"
+    assert not record.exists()  # the judge was never called
+
+
+def test_missing_labels_file_is_an_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge_project(project, [True] * 3, {})
+    (project.root / "data" / "labels.jsonl").unlink()
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert err == "oloproof: error: data/labels.jsonl: file not found\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Score grades
+
+
+def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interval(project: Project) -> None:
+    says = [0.9, 0.95, 1.0, 0.85, 0.7, 0.2] * 10
+    humans = {i: grade >= 0.5 for i, grade in enumerate(says)}
+    judge_project(project, says, humans, rules="  - {id: judged, criterion: judge_pass, min: 0.6}")
+    code, data = report(project)
+    criterion = data["criteria"]["judge_pass"]
+    assert criterion["kind"] == "score" and criterion["missing"] == 0
+    assert criterion["details"]["judge"]["trusted"] is True
+    rule = data["rules"][0]
+    reference = bounded_mean_betting(np.array(says), confidence=0.95)
+    assert rule["interval"]["method"] == reference.method == "betting-wsr"
+    assert rule["interval"]["approximate"] is False
+    assert rule["interval"]["estimate"] == pytest.approx(np.mean(says))
+    assert rule["interval"]["low"] == pytest.approx(reference.low) and rule["interval"]["high"] == pytest.approx(reference.high)
+    assert rule["verdict"] == "PASS" and code == ExitCode.PASS
+
+
+def test_binary_grades_as_0_and_1_keep_a_binary_criterion(project: Project) -> None:
+    says = [1, 0, 1.0, 0.0] * 10
+    judge_project(project, says, dict(enumerate(says)))
+    _, data = report(project)
+    assert data["criteria"]["judge_pass"]["kind"] == "binary"
+    assert data["rules"][0]["interval"]["method"] == "clopper-pearson"
+
+
+# ---------------------------------------------------------------------------------------------
+# What a judge is shown
+
+
+def test_judge_receives_only_id_input_output_expected_for_answered_cases(project: Project) -> None:
+    record = project.root / "judge-stdin.jsonl"
+    says = [True] * 12
+    judge_project(
+        project, says, dict(enumerate(says)), judge_args=["--record", str(record)], judge_options=", batch_size: 5",
+        system_args="--drop c03", case_extra={"stratum": "north", "question": "2+2?"},
+    )
+    report(project)
+    requests = [json.loads(line) for line in record.read_text().splitlines()]
+    answered = [case_id for case_id in ids(range(12)) if case_id != "c03"]
+    assert [request["id"] for request in requests] == answered  # in order, in batches of 5
+    for request in requests:
+        assert set(request) == {"id", "input", "output", "expected"}
+        assert request["input"] == {"answer": 1, "judge_says": True, "question": "2+2?"}
+        assert request["output"] == {"id": request["id"], "label": 1}
+        assert request["expected"] == {"label": 1}
+
+
+def test_judge_is_run_from_the_release_directory(project: Project) -> None:
+    # A relative labels path and a relative judge script both resolve next to release.yaml.
+    (project.root / "judges").mkdir()
+    (project.root / "judges" / "grade.py").write_text(JUDGE.read_text(), encoding="utf-8")
+    says = [True] * 40
+    judge_project(project, says, dict(enumerate(says)))
+    release = project.root / "release.yaml"
+    release.write_text(release.read_text().replace(json.dumps(str(JUDGE)), '"judges/grade.py"'))
+    code, data = report(project)
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
+    assert code == ExitCode.PASS
