@@ -236,13 +236,19 @@ def test_hostile_pattern_stops_at_the_total_budget(project: Project) -> None:
     assert criterion["failed_ids"] == []
     notes = criterion["notes"]
     timed_out = [case_id for case_id, note in notes.items() if note == "pattern timed out after 0.1 s"]
+    cut_short = [case_id for case_id, note in notes.items() if note == "not decided: the evaluator's time budget ran out during the match"]
     unspent = [case_id for case_id, note in notes.items() if note == "not evaluated: the evaluator's time budget was spent"]
-    assert len(timed_out) + len(unspent) == 40
-    assert 1 <= len(timed_out) <= 4 and "c1" in timed_out and "c40" in unspent
+    # Which case the budget runs out on depends on the clock; that every case is accounted
+    # for, in order, does not: timed out, then at most one cut short, then never started.
+    assert timed_out + cut_short + unspent == [f"c{i}" for i in range(1, 41)]
+    assert 1 <= len(timed_out) <= 3 and len(cut_short) <= 1 and "c40" in unspent
     rule = data["rules"][0]
     assert "regex_timeout" in rule["reasons"] and "missing_outputs" in rule["reasons"]
     assert rule["verdict"] != "PASS" and code != ExitCode.PASS
-    assert data["problems"][0].startswith("evaluators[0] (regex): 40 case(s) could not be decided in time (")
+    assert data["problems"] == [
+        f"evaluators[0] (regex): 40 case(s) could not be decided in time ({len(timed_out)} match(es) over 0.1 s, total budget 0.3 s); "
+        "simplify the pattern (nested quantifiers such as (a+)+ backtrack catastrophically)"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,12 +77,17 @@ class TextMatch:
                 values[index] = np.nan
                 notes[case.id] = "not evaluated: the evaluator's time budget was spent"
                 continue
+            allowed = min(self.timeout_s, remaining)
             try:
-                found = matcher.search(text, timeout=min(self.timeout_s, remaining)) is not None
+                found = matcher.search(text, timeout=allowed) is not None
             except TimeoutError:
-                timeouts += 1
                 values[index] = np.nan
-                notes[case.id] = f"pattern timed out after {self.timeout_s:g} s"
+                if allowed < self.timeout_s:  # cut short by the total budget, not by the per-match limit
+                    budget_spent = True
+                    notes[case.id] = "not decided: the evaluator's time budget ran out during the match"
+                else:
+                    timeouts += 1
+                    notes[case.id] = f"pattern timed out after {self.timeout_s:g} s"
                 continue
             values[index] = 1.0 if found == self.passes_when_found else 0.0
         reasons: tuple[str, ...] = ()

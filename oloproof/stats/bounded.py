@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +42,14 @@ BET_TRUNCATION = 0.5
 # this much, which only adds coverage.
 BETTING_TOLERANCE = 1e-7
 
+# Scores in case order: a list of floats or a 1-D numpy array; NaN marks a case without output.
+Scores: TypeAlias = Sequence[float] | NDArray[Any]
+
+# Seed for placing ``missing`` cases of unknown place in the betting interval when the caller
+# passes no generator. Fixed so the interval is reproducible; the placement only has to be
+# independent of the scores, which any fixed seed is.
+PLACEMENT_SEED = 20230101
+
 # Cells in the (grid point × case) matrix evaluated at once. Small samples get up to 63 grid
 # points per numpy call (per-call overhead dominates); large ones fall back to bisection, which
 # does the least arithmetic in total (measured: 1 ms at n = 30, 6 ms at 1,000, 25 ms at 10,000,
@@ -48,7 +57,7 @@ BETTING_TOLERANCE = 1e-7
 _GRID_CELLS = 100_000
 
 
-def _completed(scores: Sequence[float], missing: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+def _completed(scores: Scores, missing: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Scores with ``missing`` NaNs appended, and the missing mask. Validates everything."""
     check_count("missing", missing)
     values = np.asarray(scores, dtype=np.float64)
@@ -164,7 +173,7 @@ def _insert_at_random(
 
 
 def bounded_mean_betting(
-    scores: Sequence[float],
+    scores: Scores,
     *,
     confidence: float,
     missing: int = 0,
@@ -183,8 +192,9 @@ def bounded_mean_betting(
     Missing cases: NaN in ``scores`` marks a case without output in its place; that is the
     form to prefer. ``missing`` counts further unanswered cases whose places are unknown; since
     the interval depends on the order, they are inserted at uniformly random places drawn from
-    ``rng``, which is then required (with independent cases the true places of the unanswered
-    ones are uniformly distributed, so coverage stays exact). The interval always contains the
+    ``rng`` (with independent cases the true places of the unanswered ones are uniformly
+    distributed, so coverage stays exact). Without ``rng`` a generator seeded with
+    ``PLACEMENT_SEED`` is used, so the result is reproducible. The interval always contains the
     estimate (it is widened to it in the rare, badly ordered samples where it would not;
     widening only adds coverage).
 
@@ -195,11 +205,10 @@ def bounded_mean_betting(
     alpha = 1.0 - level
     full, mask = _completed(scores, missing)
     if missing:
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(
-                f"missing={missing} needs rng (a numpy.random.Generator) to place the unanswered "
-                "cases at random; or mark them as NaN in scores, in place"
-            )
+        if rng is None:
+            rng = np.random.default_rng(PLACEMENT_SEED)
+        elif not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         full = _insert_at_random(full[: full.size - missing], missing, rng)
         mask = np.isnan(full)
     low = _betting_lower(_fill(full, mask, 0.0), alpha)
@@ -212,7 +221,7 @@ def bounded_mean_betting(
 
 
 def bounded_mean_hoeffding(
-    scores: Sequence[float], *, confidence: float, missing: int = 0
+    scores: Scores, *, confidence: float, missing: int = 0
 ) -> Interval:
     """Exact but conservative interval for the mean of scores in [0, 1]: Hoeffding's bound.
 
@@ -241,7 +250,7 @@ def _t_bounds(y: NDArray[np.float64], tail: float) -> tuple[float, float]:
     return mean - half_width, mean + half_width
 
 
-def bounded_mean_t(scores: Sequence[float], *, confidence: float, missing: int = 0) -> Interval:
+def bounded_mean_t(scores: Scores, *, confidence: float, missing: int = 0) -> Interval:
     """Approximate interval: mean ± t_{1−α/2, n−1} · s/√n, clipped to [0, 1].
 
     Under-covers for skewed scores (most mass at 0 or 1) and collapses to a point when all
@@ -290,7 +299,7 @@ def _bca_bounds(
 
 
 def bounded_mean_bca(
-    scores: Sequence[float],
+    scores: Scores,
     *,
     confidence: float,
     rng: np.random.Generator,

@@ -22,7 +22,7 @@ from oloproof.stats._validate import check_confidence
 from oloproof.stats.binomial import cp_lower, cp_upper
 from oloproof.stats.interval import Interval
 
-__all__ = ["ClusteredResult", "clustered_proportion", "MIN_CLUSTERS"]
+__all__ = ["MIN_CLUSTERS", "ClusteredResult", "clustered_proportion"]
 
 METHOD = "clustered-korn-graubard"
 

@@ -53,7 +53,8 @@ def _critical_min(
     i.e. x − 1 ≥ binom.isf(tail, n, t)), then corrected one step at a time against
     :func:`cp_lower` itself, so the answer matches the gate's decision to the last bit.
     """
-    x = np.clip(stats.binom.isf(tail, ns, threshold).astype(np.int64) + 1, 0, ns + 1)
+    guess = np.asarray(stats.binom.isf(tail, ns, threshold), dtype=np.float64)
+    x: NDArray[np.int64] = np.clip(guess.astype(np.int64) + 1, 0, ns + 1)
     for _ in range(64):
         x_in = np.minimum(x, ns)
         too_low = (x <= ns) & (cp_lower(x_in, ns, tail) < threshold)
@@ -70,7 +71,8 @@ def _critical_max(
 ) -> NDArray[np.int64]:
     """Largest event count x with CP upper(x, n) ≤ threshold, per n; −1 where none exists."""
     # upper(x, n) ≤ t iff P(X ≤ x | t) ≤ tail (CP duality), i.e. x ≤ binom.ppf(tail, n, t) − 1.
-    x = np.clip(stats.binom.ppf(tail, ns, threshold).astype(np.int64) - 1, -1, ns)
+    guess = np.asarray(stats.binom.ppf(tail, ns, threshold), dtype=np.float64)
+    x: NDArray[np.int64] = np.clip(guess.astype(np.int64) - 1, -1, ns)
     for _ in range(64):
         x_in = np.maximum(x, 0)
         too_high = (x >= 0) & (cp_upper(x_in, ns, tail) > threshold)

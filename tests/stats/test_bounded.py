@@ -215,7 +215,7 @@ def test_rejects_bad_input(
 
 
 def test_bca_requires_a_generator() -> None:
-    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+    with pytest.raises(TypeError, match=r"rng must be a numpy\.random\.Generator"):
         bounded_mean_bca([0.1, 0.2], confidence=0.95, rng=42)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,163 @@
+"""Annotations: one per non-PASS rule (and per check with a non-PASS verdict), at its line.
+
+Two renderings of the same list:
+
+- workflow commands for the log (``::error file=F,line=L,title=T::message``), escaped as the
+  runner unescapes them, and capped as GitHub shows them: at most 10 errors, 10 warnings and
+  10 notices per step. The most severe come first; whatever does not fit is counted in one
+  notice that sends the reader to the job summary.
+- Checks API annotation objects (``annotation_level`` failure/warning/notice), uncapped: the
+  caller sends them in batches of 50.
+
+A verdict in ``fail_on`` (it fails the job) is an error; any other non-PASS verdict is a
+warning. Paths are repo-relative: ``path_of`` maps a config path (as the gate shows it) to
+the path relative to the repository root, or None when it lies outside.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from oloproof.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from oloproof.gate import GateResult
+
+Level = Literal["error", "warning", "notice"]
+
+PER_LEVEL_CAP = 10  # GitHub shows at most 10 annotations of each level per step
+API_LEVEL = {"error": "failure", "warning": "warning", "notice": "notice"}
+API_TITLE_LIMIT = 255
+API_MESSAGE_LIMIT = 64 * 1024
+FAILING: frozenset[Verdict] = frozenset(verdict for verdict in Verdict if verdict is not Verdict.PASS)
+_LEVEL_ORDER = {"error": 0, "warning": 1, "notice": 2}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Annotation:
+    level: Level
+    title: str
+    message: str
+    file: str | None = None  # relative to the repository root
+    line: int | None = None
+    severity: int = 0  # higher first, within a level
+
+    def command(self) -> str:
+        """The workflow command for the log, escaped."""
+        props = []
+        if self.file is not None:
+            props.append(f"file={escape_property(self.file)}")
+            if self.line is not None:
+                props.append(f"line={self.line}")
+        if self.title:
+            props.append(f"title={escape_property(self.title)}")
+        head = f"::{self.level}" + (" " + ",".join(props) if props else "")
+        return f"{head}::{escape_data(self.message)}"
+
+    def api(self) -> dict[str, object]:
+        """The Checks API annotation object (needs a path; a line defaults to 1)."""
+        line = self.line or 1
+        return {
+            "path": self.file or ".",
+            "start_line": line,
+            "end_line": line,
+            "annotation_level": API_LEVEL[self.level],
+            "title": self.title[:API_TITLE_LIMIT],
+            "message": self.message[:API_MESSAGE_LIMIT],
+        }
+
+
+def escape_data(text: str) -> str:
+    """A command's message, as the runner unescapes it (``%`` first, so escapes stay literal)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A command's property value: the message escapes plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def level_of(verdict: Verdict, fail_on: frozenset[Verdict]) -> Level | None:
+    if verdict is Verdict.PASS:
+        return None
+    return "error" if verdict in fail_on else "warning"
+
+
+def collect(
+    result: GateResult, *, fail_on: frozenset[Verdict] = FAILING, path_of: Callable[[str], str | None] = lambda path: path
+) -> list[Annotation]:
+    """Every annotation of a gate result, most severe first (the result's order among equals)."""
+    found: list[tuple[int, Annotation]] = []
+    for rule in result.rules:
+        level = level_of(rule.verdict, fail_on)
+        if level is None:
+            continue
+        reasons = ", ".join(code for code in rule.reasons if code != "interval_clears_threshold")
+        message = rule.sentence + (f"\nreasons: {reasons}" if reasons else "")
+        file = path_of(rule.source)
+        found.append((len(found), Annotation(
+            level=level, title=f"oloproof: rule {rule.rule_id} is {rule.verdict.value}", message=message,
+            file=file, line=rule.line if file is not None else None, severity=rule.verdict.severity,
+        )))
+    for report in result.checks:
+        if report.verdict is None:
+            continue
+        level = level_of(report.verdict, fail_on)
+        if level is None:
+            continue
+        source = report.source or result.release.path
+        file = path_of(source)
+        message = (report.sentence or report.status) + (f"\nreasons: {', '.join(report.reasons)}" if report.reasons else "")
+        found.append((len(found), Annotation(
+            level=level, title=f"oloproof: {report.title} is {report.verdict.value}", message=message,
+            file=file, line=report.line if file is not None else None, severity=report.verdict.severity,
+        )))
+    found.sort(key=lambda item: (_LEVEL_ORDER[item[1].level], -item[1].severity, item[0]))
+    return [annotation for _, annotation in found]
+
+
+def capped(annotations: Iterable[Annotation], *, cap: int = PER_LEVEL_CAP, more_hint: str = "see the job summary") -> list[Annotation]:
+    """At most ``cap`` per level, most severe first; one notice counts the rest.
+
+    The counting notice takes one of the notices' places, so the step never exceeds ``cap``
+    of any level.
+    """
+    ordered = sorted(enumerate(annotations), key=lambda item: (_LEVEL_ORDER[item[1].level], -item[1].severity, item[0]))
+    by_level: dict[Level, list[Annotation]] = {"error": [], "warning": [], "notice": []}
+    for _, annotation in ordered:
+        by_level[annotation.level].append(annotation)
+    dropped = sum(max(0, len(items) - cap) for level, items in by_level.items() if level != "notice")
+    notice_room = cap if dropped == 0 and len(by_level["notice"]) <= cap else cap - 1
+    dropped += max(0, len(by_level["notice"]) - notice_room)
+    kept = by_level["error"][:cap] + by_level["warning"][:cap] + by_level["notice"][:notice_room]
+    if dropped:
+        kept.append(Annotation(
+            level="notice", title="oloproof: more findings",
+            message=f"{dropped} more finding(s) are not shown as annotations (GitHub shows at most {cap} per level per step): {more_hint}.",
+        ))
+    return kept
+
+
+def render(
+    result: GateResult, *, fail_on: frozenset[Verdict] = FAILING, path_of: Callable[[str], str | None] = lambda path: path,
+    extra: Sequence[Annotation] = (),
+) -> str:
+    """The workflow-command lines for the log, capped, one per line."""
+    lines = [annotation.command() for annotation in capped([*collect(result, fail_on=fail_on, path_of=path_of), *extra])]
+    return "".join(line + "\n" for line in lines)
+
+
+def stop_commands(text: str, *, token: str | None = None) -> str:
+    """Wrap ``text`` so the runner executes no workflow command inside it.
+
+    Model outputs, case ids and error messages that quote them go to the log through this:
+    a line such as ``::add-mask::`` or ``::error::`` written by a model must stay text.
+    """
+    token = token or secrets.token_hex(16)
+    while f"::{token}::" in text:  # never let the text end the protection early
+        token = secrets.token_hex(16)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"::stop-commands::{token}\n{body}::{token}::\n"
