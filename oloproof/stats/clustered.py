@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,26 +51,25 @@ class ClusteredResult:
 
 
 def _check_inputs(
-    scores: Sequence[float],
+    scores: Sequence[float] | NDArray[Any],
     groups: Sequence[Hashable],
-    missing: Sequence[bool] | None,
+    missing: Sequence[bool] | NDArray[np.bool_] | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.bool_], int]:
     n = len(scores)
     if n == 0:
         raise ValueError("scores must not be empty")
     if len(groups) != n:
         raise ValueError(f"groups must have one entry per score: {len(groups)} groups, {n} scores")
-    if missing is None:
-        mask = np.zeros(n, dtype=bool)
-    else:
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError("scores must be one-dimensional")
+    mask = np.isnan(values)
+    if missing is not None:
         if len(missing) != n:
             raise ValueError(
                 f"missing must have one entry per score: {len(missing)} flags, {n} scores"
             )
-        mask = np.asarray(missing, dtype=bool)
-    values = np.asarray(scores, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError("scores must be one-dimensional")
+        mask |= np.asarray(missing, dtype=bool)
     answered = values[~mask]
     bad = ~((answered == 0.0) | (answered == 1.0))
     if bad.any():
@@ -117,17 +117,17 @@ def _korn_graubard(
 
 
 def clustered_proportion(
-    scores: Sequence[float],
+    scores: Sequence[float] | NDArray[Any],
     groups: Sequence[Hashable],
     *,
     confidence: float,
-    missing: Sequence[bool] | None = None,
+    missing: Sequence[bool] | NDArray[np.bool_] | None = None,
 ) -> ClusteredResult:
     """Approximate interval for a pass rate over clustered cases (Korn–Graubard, §2).
 
     ``scores`` holds one 0/1 outcome per case (bools work); ``groups`` the cluster label of each
-    case (any hashable); ``missing`` optionally flags cases that produced no output (their
-    score is ignored and may be anything, e.g. NaN). As in the exact binomial interval, the
+    case (any hashable). A case that produced no output is marked NaN in ``scores``, or flagged
+    in the optional ``missing`` mask (its score is then ignored). As in the exact binomial interval, the
     lower bound is computed with missing cases scored 0 and the upper bound with them scored 1,
     each as a full clustered analysis. The estimate is the pass rate of the answered cases
     (0.0 when none was answered, as in :func:`~oloproof.stats.binomial.clopper_pearson`).

@@ -1,0 +1,359 @@
+"""The Markdown report: the job summary of the GitHub Action, and a check run's output.
+
+It renders whatever the gate returned: every rule (including rows that checks add, such as
+the seeds check's recipe rule), every check report (leakage, metamorphic flip rates, the
+holdout budget, and any check added later) and what the evidence cannot tell. Nothing here
+knows a check by more than its name.
+
+Every string that came from a config, a case or a system is escaped (HTML entities, and
+Markdown's active characters as entities), so a case id cannot inject markup or links.
+
+GitHub drops a step summary over 1 MiB and a check run's summary over 65535 characters.
+``render(result, limit=...)`` keeps within ``limit`` bytes of UTF-8: when the full text is
+larger it keeps the header, the rules (most severe first) and as many sections as fit, and
+says so in a note naming where the full report is.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from oloproof.verdicts import RuleResult, Verdict
+
+if TYPE_CHECKING:
+    from oloproof.checks import CheckReport
+    from oloproof.gate import GateResult
+
+SUMMARY_LIMIT = 1024 * 1024 - 4096  # GitHub's 1 MiB per step, with room for a note another tool appends
+ICON = {
+    Verdict.PASS: "✅",
+    Verdict.FAIL: "❌",
+    Verdict.BLOCKED: "⛔",
+    Verdict.INSUFFICIENT_EVIDENCE: "⚠️",
+    Verdict.MANUAL_REVIEW: "👀",
+}
+# Checks every summary reports on, present or not (SPEC §8): their name and heading.
+STANDARD_CHECKS = (("leakage", "Leakage"), ("metamorphic", "Metamorphic transforms"), ("holdout", "Holdout"))
+_HIDDEN_REASONS = frozenset({"interval_clears_threshold"})
+_MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&\"']")
+_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def esc(text: object) -> str:
+    """Text from a file or a system, safe in a Markdown paragraph or table cell."""
+    value = str(text)
+    value = _MD_ACTIVE.sub(lambda match: _ENTITY.get(match.group(), f"&#{ord(match.group())};"), value)
+    return value.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def code(text: object) -> str:
+    """Like ``esc`` in a monospace span (HTML ``<code>``: backticks cannot be escaped in GFM)."""
+    return f"<code>{esc(text)}</code>"
+
+
+def verdict_badge(verdict: Verdict) -> str:
+    return f"{ICON[verdict]} {verdict.value}"
+
+
+def threshold_text(rule: RuleResult) -> str:
+    if rule.threshold is None:
+        return "—"
+    if rule.kind == "min":
+        return f"≥ {rule.threshold:g}"
+    if rule.kind == "max":
+        return f"≤ {rule.threshold:g}"
+    if rule.kind == "regression":
+        return f"drop ≤ {rule.threshold:g}"
+    return f"{rule.threshold:g}"
+
+
+def interval_cell(rule: RuleResult) -> str:
+    interval = rule.interval
+    if interval is None:
+        return "—"
+    mark = " ≈" if interval.approximate else ""
+    return f"[{interval.low:.3f}, {interval.high:.3f}]{mark}<br><sub>{esc(interval.method)}</sub>"
+
+
+def reasons_cell(codes: Iterable[str]) -> str:
+    shown = [code(reason) for reason in codes if reason not in _HIDDEN_REASONS]
+    return " ".join(shown) if shown else "—"
+
+
+# ---------------------------------------------------------------- blocks
+
+
+@dataclass(slots=True)
+class Block:
+    """A piece of the summary: plain text, or a table whose rows can be dropped from the end."""
+
+    text: str = ""
+    head: str = ""
+    rows: list[str] = field(default_factory=list)
+    name: str = ""  # shown in the trim note when the block is left out
+
+    def full(self) -> str:
+        return self.text if not self.head else self.head + "".join(self.rows) + "\n"
+
+
+def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int | None = None) -> str:
+    def short(value: object) -> str:
+        text = str(value)
+        return text if cut is None or len(text) <= cut else text[:cut] + "…"
+
+    release, testset, run = result.release, result.testset, result.run
+    counts: dict[Verdict, int] = {}
+    for rule in result.rules:
+        counts[rule.verdict] = counts.get(rule.verdict, 0) + 1
+    tally = ", ".join(f"{counts[v]} {v.value}" for v in sorted(counts, key=lambda v: -v.severity))
+    lines = [f"## {ICON[result.verdict]} oloproof gate: {result.verdict.value}\n\n"]
+    sentence = f"{len(result.rules)} rule{'s' if len(result.rules) != 1 else ''}: {tally}." if result.rules else "No rules were decided."
+    if fail_on is not None:
+        failing = ", ".join(v.value for v in sorted(fail_on, key=lambda v: -v.severity)) or "none"
+        if result.verdict in fail_on:
+            sentence += f" **This verdict fails the job** (fail-on: {failing})."
+        else:
+            sentence += f" This verdict does not fail the job (fail-on: {failing})."
+    lines.append(sentence + "\n\n")
+    lines.append("| | |\n|---|---|\n")
+    lines.append(f"| System | {code(short(release.system.version))} |\n")
+    lines.append(f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(_short_digest(testset.digest))} |\n")
+    if run is not None:
+        how = "reused" if result.run_reused else "new"
+        origin = f", imported from {code(short(run.imported_from))}" if run.imported_from else ""
+        changed = " ⚠️ made by another checker version" if run.checker != result.checker.to_json() else ""
+        lines.append(f"| Run | {code(run.run_id)} ({how}{origin}): {esc(run.status)}, {run.n_outputs}/{run.n_cases} outputs{changed} |\n")
+    else:
+        lines.append("| Run | none: the system was not run |\n")
+    policy = release.policy
+    methods = "approximate methods allowed" if policy.allow_approximate_methods else "exact methods only"
+    lines.append(f"| Policy | {code(short(policy.source))}: {policy.confidence:.0%} intervals, {methods} |\n")
+    return "".join(lines) + "\n"
+
+
+def _rules_block(result: GateResult, *, severe_first: bool) -> Block:
+    rules: Sequence[RuleResult] = result.rules
+    if severe_first:
+        rules = sorted(rules, key=lambda rule: -rule.verdict.severity)
+    head = (
+        "### Rules\n\n"
+        "| Rule | Criterion | Estimate | Interval | Threshold | Verdict | Reasons |\n"
+        "|---|---|--:|---|---|---|---|\n"
+    )
+    rows = []
+    for rule in rules:
+        estimate = f"{rule.interval.estimate:.3f}" if rule.interval is not None else "—"
+        rows.append(
+            f"| {code(rule.rule_id)} | {code(rule.criterion)} | {estimate} | {interval_cell(rule)} | "
+            f"{threshold_text(rule)} | {verdict_badge(rule.verdict)} | {reasons_cell(rule.reasons)} |\n"
+        )
+    if not rows:
+        rows.append("| — | | | | | | |\n")
+    return Block(head=head, rows=rows, name="rules")
+
+
+def _scores_note(result: GateResult) -> Block:
+    level = f"{result.release.policy.confidence:.0%}"
+    text = (
+        f"Estimates and {level} two-sided intervals are on the **dev set** {code(result.testset.path)} "
+        f"({len(result.testset)} cases), never the holdout. A verdict is decided on the interval's bounds, "
+        "never on the estimate; ≈ marks an approximate interval.\n\n"
+    )
+    return Block(text=text, name="note on scores")
+
+
+def _why_block(result: GateResult) -> Block:
+    rows = [
+        f"- {ICON[rule.verdict]} {code(rule.rule_id)} **{rule.verdict.value}**: {esc(rule.sentence)}\n"
+        for rule in sorted(result.rules, key=lambda rule: -rule.verdict.severity)
+        if rule.verdict is not Verdict.PASS
+    ]
+    if not rows:
+        return Block()
+    return Block(head="**Why**\n\n", rows=rows, name="reasons")
+
+
+def _checks_blocks(result: GateResult) -> list[Block]:
+    by_name = {report.name: report for report in result.checks}
+    rows: list[str] = []
+    for name, title in STANDARD_CHECKS:
+        report = by_name.get(name)
+        if report is None:
+            rows.append(f"| {title} | {esc(_absent_status(result, name))} | — |\n")
+    ordered = sorted(result.checks, key=lambda r: next((i for i, (n, _) in enumerate(STANDARD_CHECKS) if n == r.name), len(STANDARD_CHECKS)))
+    for report in ordered:
+        verdict = verdict_badge(report.verdict) if report.verdict is not None else "—"
+        rows.insert(
+            len([r for r in ordered if r is not report and ordered.index(r) < ordered.index(report)]),
+            f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n",
+        ) if False else rows.append(f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n")
+    blocks = [Block(head="### Checks\n\n| Check | Status | Verdict |\n|---|---|---|\n", rows=_standard_order(rows), name="checks")]
+    for report in ordered:
+        blocks.append(_check_detail(report))
+    return [block for block in blocks if block.full()]
+
+
+def _standard_order(rows: list[str]) -> list[str]:
+    def rank(row: str) -> int:
+        for index, (_, title) in enumerate(STANDARD_CHECKS):
+            if row.startswith(f"| {title} |"):
+                return index
+        return len(STANDARD_CHECKS)
+
+    return sorted(rows, key=rank)
+
+
+def _absent_status(result: GateResult, name: str) -> str:
+    release = result.release
+    if name == "leakage":
+        if release.leakage is None:
+            return "not checked: release.yaml declares no leakage: (near-duplicates are never checked)"
+        return f"leakage: {release.leakage} is declared, but no leakage report was made"
+    if name == "holdout":
+        if release.holdout is None:
+            return "no holdout declared in release.yaml"
+        return "declared; not read by this run"
+    if name == "metamorphic":
+        return "no transforms declared in release.yaml"
+    return "not configured"
+
+
+def _check_detail(report: CheckReport) -> Block:
+    if not report.sentence and not report.lines:
+        return Block()
+    head = f"**{esc(report.title)}.** {esc(report.sentence)}\n\n" if report.sentence else f"**{esc(report.title)}.**\n\n"
+    rows = [f"- {esc(line)}\n" for line in report.lines]
+    return Block(head=head, rows=rows, name=report.title)
+
+
+def _problems_block(result: GateResult) -> Block:
+    if not result.problems:
+        return Block()
+    rows = [f"- {esc(problem)}\n" for problem in result.problems]
+    return Block(head="### Problems\n\n", rows=rows, name="problems")
+
+
+def _limitations_block(result: GateResult) -> Block:
+    items = list(result.limitations)
+    for report in result.checks:
+        extra = report.data.get("limitations") if isinstance(report.data, dict) else None
+        if isinstance(extra, (list, tuple)):
+            items.extend(str(item) for item in extra)
+    rows = [f"- {esc(item)}\n" for item in dict.fromkeys(items)]
+    return Block(head="### What this cannot tell\n\n", rows=rows, name="what this cannot tell")
+
+
+def _provenance_block(result: GateResult) -> Block:
+    checker = result.checker
+    lines = [
+        "<details><summary>Provenance</summary>\n\n",
+        "| | |\n|---|---|\n",
+        f"| oloproof | {esc(checker.version)}, sources {code(checker.source_digest)} |\n",
+        f"| Config | {code(result.release.path)} {code(result.release.digest)} |\n",
+        f"| Dev set | {code(result.testset.digest)} |\n",
+        f"| Generated | {esc(result.generated_at)} |\n",
+        "\n</details>\n\n",
+    ]
+    return Block(text="".join(lines), name="provenance")
+
+
+def _notes_block(notes: Sequence[str]) -> Block:
+    if not notes:
+        return Block()
+    return Block(text="".join(f"> **Note:** {esc(note)}\n>\n" for note in notes).rstrip(">\n") + "\n\n", name="notes")
+
+
+def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> list[Block]:
+    return [
+        _notes_block(notes),
+        _rules_block(result, severe_first=severe_first),
+        _scores_note(result),
+        _why_block(result),
+        *_checks_blocks(result),
+        _problems_block(result),
+        _limitations_block(result),
+        _provenance_block(result),
+    ]
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render(
+    result: GateResult,
+    *,
+    limit: int = SUMMARY_LIMIT,
+    fail_on: frozenset[Verdict] | None = None,
+    notes: Sequence[str] = (),
+    full_report: str | None = None,
+) -> str:
+    """The summary in at most ``limit`` bytes of UTF-8.
+
+    ``fail_on`` (the action's input) adds whether this verdict fails the job; ``notes`` are
+    sentences shown under the header (e.g. why no check run was made); ``full_report`` names
+    where the untrimmed report is, for the note a trimmed summary carries.
+    """
+    full = _header(result, fail_on) + "".join(block.full() for block in _body(result, notes, severe_first=False))
+    if len(full.encode("utf-8")) <= limit:
+        return full
+    return _trimmed(result, limit=limit, fail_on=fail_on, notes=notes, full_report=full_report, full_size=len(full.encode("utf-8")))
+
+
+def _trimmed(
+    result: GateResult, *, limit: int, fail_on: frozenset[Verdict] | None, notes: Sequence[str], full_report: str | None, full_size: int
+) -> str:
+    header = _header(result, fail_on, cut=200)
+    where = f"the full report is in {code(full_report)}" if full_report else "the JSON report holds every detail"
+    note_reserve = 1024
+    budget = limit - len(header.encode("utf-8")) - note_reserve
+    if budget < 0:  # a limit too small for anything but the verdict
+        return f"## {ICON[result.verdict]} oloproof gate: {result.verdict.value}\n"[: max(limit, 0)]
+    parts: list[str] = []
+    left_out: list[str] = []
+    used = 0
+    for block in _body(result, notes, severe_first=True):
+        text = block.full()
+        if not text:
+            continue
+        size = len(text.encode("utf-8"))
+        if used + size <= budget:
+            parts.append(text)
+            used += size
+            continue
+        if block.head and used + len(block.head.encode("utf-8")) + 200 <= budget:
+            kept = [block.head]
+            used += len(block.head.encode("utf-8"))
+            shown = 0
+            for row in block.rows:
+                row_size = len(row.encode("utf-8"))
+                if used + row_size + 200 > budget:
+                    break
+                kept.append(row)
+                used += row_size
+                shown += 1
+            omitted = len(block.rows) - shown
+            tail = f"\n*… {omitted} more not shown (trimmed).*\n\n" if omitted else "\n"
+            kept.append(tail)
+            used += len(tail.encode("utf-8"))
+            parts.append("".join(kept))
+            if omitted:
+                left_out.append(f"part of {block.name}")
+            continue
+        left_out.append(block.name or "a section")
+    dropped = f" Left out: {esc(', '.join(left_out))}." if left_out else ""
+    note = (
+        f"> **Trimmed:** the full summary is {full_size / 1024 / 1024:.1f} MiB, over GitHub's limit; "
+        f"{where}.{dropped}\n\n"
+    )
+    if len(note.encode("utf-8")) > note_reserve:
+        note = f"> **Trimmed:** the full summary is over GitHub's limit; {where}.\n\n"
+    return header + note + "".join(parts)
+
+
+def _short_digest(digest: str) -> str:
+    algo, _, hexpart = digest.partition(":")
+    return f"{algo}:{hexpart[:12]}"
