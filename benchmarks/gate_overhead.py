@@ -45,7 +45,8 @@ def build(root: Path, n: int) -> None:
         for i in range(n):
             case_id = f"case-{i:07d}"
             label = i % 2
-            cases.write(orjson.dumps({"id": case_id, "features": {"income": 20.0 + i % 97, "debt_ratio": (i % 13) / 13, "purpose": "car"}, "expected": {"label": label}}) + b"\n")
+            features = {"income": 20.0 + i % 97, "debt_ratio": (i % 13) / 13, "purpose": "car"}
+            cases.write(orjson.dumps({"id": case_id, "features": features, "expected": {"label": label}}) + b"\n")
             preds.write(orjson.dumps({"id": case_id, "label": label if i % 10 else 1 - label, "score": 0.5}) + b"\n")
     (root / "release.yaml").write_text(RELEASE)
 

@@ -10,7 +10,7 @@ decides at all.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from oloproof.verdicts import RuleResult, Verdict
 
@@ -90,8 +90,9 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     for code in outcome.reasons:
         if code not in reasons:
             reasons.append(code)
-    side = "min" if rule.kind == "min" else "max"
-    effective_n = int(details.get("n_eff", n)) if isinstance(details.get("n_eff", n), (int, float)) else n
+    side: Literal["min", "max"] = "min" if rule.kind == "min" else "max"
+    n_eff = details.get("n_eff")
+    effective_n = int(n_eff) if isinstance(n_eff, (int, float)) and math.isfinite(n_eff) else n
     resolution = (
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
         if effective_n >= 1 else None
@@ -144,7 +145,9 @@ def _verdict(
         )
         return Verdict.MANUAL_REVIEW, f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."
     if "few_clusters" in reasons:
-        return Verdict.MANUAL_REVIEW, f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by hand or add groups."
+        return Verdict.MANUAL_REVIEW, (
+            f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by hand or add groups."
+        )
     if clears:
         reasons.insert(0, "interval_clears_threshold")
         return Verdict.PASS, f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."
@@ -152,7 +155,8 @@ def _verdict(
         reasons.insert(0, "interval_misses_threshold")
         return Verdict.FAIL, f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."
     reasons.insert(0, "interval_straddles_threshold")
-    needed = min_cases_to_pass(threshold, confidence=policy.confidence) if rule.kind == "min" else min_cases_to_pass_max(threshold, confidence=policy.confidence)
+    smallest = min_cases_to_pass if rule.kind == "min" else min_cases_to_pass_max
+    needed = smallest(threshold, confidence=policy.confidence)
     if n < needed:
         reasons.append("set_too_small")
         return Verdict.INSUFFICIENT_EVIDENCE, (

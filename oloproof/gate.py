@@ -14,11 +14,11 @@ from typing import Any
 
 from oloproof.checks import CheckReport, GateContext, registry
 from oloproof.config import Release
-from oloproof.policy import Rule
 from oloproof.decide import decide_regression, decide_rule
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.identity import CheckerIdentity, checker_identity
+from oloproof.policy import Rule
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import RuleResult, Verdict, worst
@@ -93,7 +93,7 @@ def run_gate(
 
     blocking = [report for report in reports if report.blocks]
     if blocking:
-        reasons = tuple(dict.fromkeys(code for report in blocking for code in report.reasons)) + ("precondition_unmet",)
+        reasons = (*dict.fromkeys(code for report in blocking for code in report.reasons), "precondition_unmet")
         why = "; ".join(report.sentence for report in blocking)
         rules = tuple(
             RuleResult(

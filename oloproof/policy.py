@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from oloproof.schema import Document, Obj, Prop, Scalar, Seq
 
-UNIT = dict(minimum=0.0, maximum=1.0)
+
+def _unit() -> Scalar:
+    """A number in [0, 1]: every threshold and rate in a policy."""
+    return Scalar("number", minimum=0.0, maximum=1.0)
+
 
 RULE = Obj(
     {
         "id": Prop(Scalar("str", nonempty=True), required=True, doc="Stable name of the rule, shown in every report."),
         "criterion": Prop(Scalar("str", nonempty=True), required=True, doc="The per-case outcome the rule reads (named by an evaluator)."),
-        "min": Prop(Scalar("number", **UNIT), doc="PASS needs the interval's lower bound >= min."),
-        "max": Prop(Scalar("number", **UNIT), doc="PASS needs the interval's upper bound <= max."),
+        "min": Prop(_unit(), doc="PASS needs the interval's lower bound >= min."),
+        "max": Prop(_unit(), doc="PASS needs the interval's upper bound <= max."),
         "baseline": Prop(Scalar("str", nonempty=True), doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop."),
-        "max_drop": Prop(Scalar("number", **UNIT), doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop."),
+        "max_drop": Prop(_unit(), doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop."),
         "method": Prop(
             Scalar("str", enum=("exact", "t", "bca")), default="exact",
             doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca).",
@@ -44,7 +48,7 @@ POLICY = Obj(
         "judges": Prop(
             Obj(
                 {
-                    "min_agreement": Prop(Scalar("number", **UNIT), default=0.9, doc="Lower bound of judge-human agreement needed to trust a judge."),
+                    "min_agreement": Prop(_unit(), default=0.9, doc="Lower bound of judge-human agreement needed to trust a judge."),
                     "min_labels": Prop(Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."),
                 }
             ),
@@ -131,8 +135,8 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
     )
 
 
-def _dig(data: dict[str, object], dotted: str) -> dict[str, object]:
-    node: object = data
+def _dig(data: dict[str, Any], dotted: str) -> dict[str, Any]:
+    node: Any = data
     for part in dotted.split("."):
         assert isinstance(node, dict)
         node = node[part]

@@ -10,7 +10,7 @@ from oloproof.config import Release
 from oloproof.errors import ConfigError, DataError, UsageError
 from oloproof.identity import checker_identity
 from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
-from oloproof.system import CommandNotFound, Collected, collect_lines, run_batches
+from oloproof.system import Collected, CommandNotFound, collect_lines, run_batches
 from oloproof.testset import TestSet
 
 
@@ -25,7 +25,10 @@ def execute(
     """Run the declared system command on ``testset`` and store the run (even a failed one)."""
     system = release.system
     if system.command is None:
-        raise ConfigError(release.path, system.line, "system.command", "no command declared; import outputs with `oloproof run --outputs FILE --version NAME`")
+        raise ConfigError(
+            release.path, system.line, "system.command",
+            "no command declared; import outputs with `oloproof run --outputs FILE --version NAME`",
+        )
     requests = [{"id": case.id, **case.inputs} for case in testset.cases]  # never `expected`
     started_at, created_ns = utc_now(), time.time_ns()
     try:

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from oloproof.errors import ExitCode
-from oloproof.stats.bounded import bounded_mean_betting
 from oloproof.stats.binomial import clopper_pearson
+from oloproof.stats.bounded import bounded_mean_betting
 from tests.conftest import FIXTURES, Project
 
 JUDGE = FIXTURES / "judge_system.py"

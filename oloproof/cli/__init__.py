@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return int(ExitCode.PASS)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 70
+    except Exception as exc:
         return _internal_error(exc)
 
 

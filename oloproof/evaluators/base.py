@@ -43,8 +43,11 @@ class CriterionOutcome:
 
 
 class Evaluator(Protocol):
-    criterion: str
-    type: str
+    @property
+    def criterion(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome: ...
 

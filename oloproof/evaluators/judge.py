@@ -118,7 +118,7 @@ class Judge:
         from oloproof.stats.agreement import judge_agreement
 
         policy = ctx.policy.judges
-        index = {case.id: i for i, case in enumerate(ctx.testset.cases)}
+        index: dict[str, int] = {case.id: i for i, case in enumerate(ctx.testset.cases)}
         judge_pass: list[bool] = []
         human_pass: list[bool] = []
         for case_id, (grade, _) in labels.items():
@@ -178,7 +178,10 @@ KIND = EvaluatorKind(
             "criterion": criterion_prop("judge_pass"),
             "timeout_s": Prop(Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."),
             "batch_size": Prop(Scalar("int", minimum=1), default=100, doc="Cases per judge call."),
-            "pass_threshold": Prop(Scalar("number", minimum=0.0, maximum=1.0), default=0.5, doc="Grade at or above which a case counts as a pass for agreement."),
+            "pass_threshold": Prop(
+                Scalar("number", minimum=0.0, maximum=1.0), default=0.5,
+                doc="Grade at or above which a case counts as a pass for agreement.",
+            ),
         },
         doc="Grades from a command, trusted only when they agree with human labels.",
     ),

@@ -6,8 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from oloproof.evaluators.base import (
+    EXPECTED_FIELD,
+    FIELD,
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
     Where,
-    EXPECTED_FIELD, FIELD, CriterionOutcome, EvalContext, EvaluatorKind, criterion_prop, expected_value,
+    criterion_prop,
+    expected_value,
 )
 from oloproof.schema import Obj
 
@@ -18,7 +24,7 @@ def same_value(a: Any, b: Any) -> bool:
         return type(a) is type(b) and a == b
     # Python's == would call [true] equal to [1]: compare containers element by element.
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
     return bool(a == b)
@@ -53,7 +59,7 @@ class LabelMatch:
                 values[index] = np.nan
                 notes[case.id] = f"output has no '{key}'"
                 continue
-            if type(got) is type(expected) and type(got) is not bool:
+            if type(got) is type(expected) and type(got) in (str, int, float):
                 values[index] = 1.0 if got == expected else 0.0  # the common case, without a call
             else:
                 values[index] = 1.0 if same_value(got, expected) else 0.0

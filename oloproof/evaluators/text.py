@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from oloproof.evaluators.base import (
+    EXPECTED_FIELD,
+    FIELD,
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
+    SpecError,
     Where,
-    EXPECTED_FIELD, FIELD, CriterionOutcome, EvalContext, EvaluatorKind, SpecError, criterion_prop, expected_value,
+    criterion_prop,
+    expected_value,
 )
 from oloproof.schema import Obj, Prop, Scalar
 

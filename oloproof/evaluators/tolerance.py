@@ -8,8 +8,14 @@ from decimal import Decimal
 from typing import Any
 
 from oloproof.evaluators.base import (
+    EXPECTED_FIELD,
+    FIELD,
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
     Where,
-    EXPECTED_FIELD, FIELD, CriterionOutcome, EvalContext, EvaluatorKind, criterion_prop, expected_value,
+    criterion_prop,
+    expected_value,
 )
 from oloproof.schema import Obj, Prop, Scalar
 

@@ -58,7 +58,10 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "config": {"path": release.path, "digest": release.digest},
         "system": {"version": release.system.version, "command": release.system.command_text},
         "testset": {"set": "dev", "path": testset.path, "digest": testset.digest, "n_cases": len(testset), "has_groups": testset.has_groups},
-        "policy": {"confidence": release.policy.confidence, "allow_approximate_methods": release.policy.allow_approximate_methods, "source": release.policy.source},
+        "policy": {
+            "confidence": release.policy.confidence, "allow_approximate_methods": release.policy.allow_approximate_methods,
+            "source": release.policy.source,
+        },
         "run": None if run is None else {
             "run_id": run.run_id, "version": run.version, "status": run.status, "reused": result.run_reused,
             "failure": run.failure, "n_cases": run.n_cases, "n_outputs": run.n_outputs, "started_at": run.started_at,

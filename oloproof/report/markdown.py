@@ -16,7 +16,6 @@ says so in a note naming where the full report is.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -178,33 +177,22 @@ def _why_block(result: GateResult) -> Block:
 
 
 def _checks_blocks(result: GateResult) -> list[Block]:
-    by_name = {report.name: report for report in result.checks}
-    rows: list[str] = []
-    for name, title in STANDARD_CHECKS:
-        report = by_name.get(name)
-        if report is None:
-            rows.append(f"| {title} | {esc(_absent_status(result, name))} | — |\n")
-    ordered = sorted(result.checks, key=lambda r: next((i for i, (n, _) in enumerate(STANDARD_CHECKS) if n == r.name), len(STANDARD_CHECKS)))
-    for report in ordered:
+    """A status row per check (the standard ones even when absent), then each one's details."""
+    rank = {name: index for index, (name, _) in enumerate(STANDARD_CHECKS)}
+    present = {report.name for report in result.checks}
+    entries: list[tuple[int, int, str]] = [
+        (rank[name], -1, f"| {title} | {esc(_absent_status(result, name))} | — |\n")
+        for name, title in STANDARD_CHECKS
+        if name not in present
+    ]
+    for order, report in enumerate(result.checks):
         verdict = verdict_badge(report.verdict) if report.verdict is not None else "—"
-        rows.insert(
-            len([r for r in ordered if r is not report and ordered.index(r) < ordered.index(report)]),
-            f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n",
-        ) if False else rows.append(f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n")
-    blocks = [Block(head="### Checks\n\n| Check | Status | Verdict |\n|---|---|---|\n", rows=_standard_order(rows), name="checks")]
-    for report in ordered:
+        entries.append((rank.get(report.name, len(rank)), order, f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n"))
+    entries.sort()
+    blocks = [Block(head="### Checks\n\n| Check | Status | Verdict |\n|---|---|---|\n", rows=[row for *_, row in entries], name="checks")]
+    for report in sorted(result.checks, key=lambda report: rank.get(report.name, len(rank))):
         blocks.append(_check_detail(report))
-    return [block for block in blocks if block.full()]
-
-
-def _standard_order(rows: list[str]) -> list[str]:
-    def rank(row: str) -> int:
-        for index, (_, title) in enumerate(STANDARD_CHECKS):
-            if row.startswith(f"| {title} |"):
-                return index
-        return len(STANDARD_CHECKS)
-
-    return sorted(rows, key=rank)
+    return blocks
 
 
 def _absent_status(result: GateResult, name: str) -> str:
@@ -264,7 +252,7 @@ def _provenance_block(result: GateResult) -> Block:
 def _notes_block(notes: Sequence[str]) -> Block:
     if not notes:
         return Block()
-    return Block(text="".join(f"> **Note:** {esc(note)}\n>\n" for note in notes).rstrip(">\n") + "\n\n", name="notes")
+    return Block(text=">\n".join(f"> **Note:** {esc(note)}\n" for note in notes) + "\n", name="notes")
 
 
 def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> list[Block]:

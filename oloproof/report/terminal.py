@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -59,7 +61,7 @@ def build(result: GateResult) -> Group:
             table.add_row(f"[{report.name}]", "-", "-", "-", "-", Text(report.verdict.value, style=STYLE[report.verdict]), ", ".join(report.reasons))
     parts.append(table)
     if any(rule.interval is not None and rule.interval.approximate for rule in result.rules):
-        parts.append(Text(f"* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
+        parts.append(Text("* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
 
     for report in result.checks:
         line = Text()
@@ -91,7 +93,7 @@ def build(result: GateResult) -> Group:
 
 
 def render(result: GateResult, *, width: int = 120) -> str:
-    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(build(result))
     return console.export_text()
 
@@ -99,10 +101,3 @@ def render(result: GateResult, *, width: int = 120) -> str:
 def print_result(result: GateResult, console: Console) -> None:
     console.print(build(result))
 
-
-class _Null:
-    def write(self, _: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass

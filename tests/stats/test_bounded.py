@@ -176,15 +176,28 @@ def test_missing_count_is_the_same_as_nan_for_order_free_methods() -> None:
     assert bca.low <= 0.75 <= bca.high
 
 
-def test_betting_missing_count_needs_rng_and_is_seeded() -> None:
+def test_betting_missing_count_is_placed_at_random_reproducibly() -> None:
     scores = [0.8, 0.6, 0.9, 0.7, 0.75, 0.95, 0.5, 0.85]
-    with pytest.raises(TypeError, match="needs rng"):
-        bounded_mean_betting(scores, confidence=0.95, missing=2)
     first = bounded_mean_betting(scores, confidence=0.95, missing=2, rng=np.random.default_rng(4))
     again = bounded_mean_betting(scores, confidence=0.95, missing=2, rng=np.random.default_rng(4))
     assert first == again
+    # Without a generator a fixed seed is used: still reproducible.
+    assert bounded_mean_betting(scores, confidence=0.95, missing=2) == bounded_mean_betting(
+        scores, confidence=0.95, missing=2
+    )
     no_missing = bounded_mean_betting(scores, confidence=0.95)
     assert first.low < no_missing.low and first.high > no_missing.high
+    assert first.estimate == no_missing.estimate
+    with pytest.raises(TypeError, match="rng must be"):
+        bounded_mean_betting(scores, confidence=0.95, missing=2, rng=3)  # type: ignore[arg-type]
+
+
+def test_numpy_input_with_nan_marks() -> None:
+    values = np.array([0.8, np.nan, 0.9, 0.7, np.nan, 0.95])
+    for method in (bounded_mean_betting, bounded_mean_hoeffding, bounded_mean_t):
+        interval = method(values, confidence=0.95)
+        assert interval.estimate == pytest.approx(np.nanmean(values))
+        assert interval.low < interval.estimate < interval.high
 
 
 def test_all_missing_is_uninformative() -> None:

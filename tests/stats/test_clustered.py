@@ -129,6 +129,16 @@ def test_missing_scored_zero_below_and_one_above() -> None:
     assert result.interval.estimate == pytest.approx(16 / 19)
 
 
+def test_nan_scores_are_missing_cases() -> None:
+    nan_scores = np.array(SCORES, dtype=float)
+    nan_scores[[3, 9]] = np.nan
+    mask = np.isnan(nan_scores)
+    by_nan = clustered_proportion(nan_scores, GROUPS, confidence=0.95)
+    by_mask = clustered_proportion(np.nan_to_num(nan_scores), GROUPS, confidence=0.95, missing=mask)
+    assert by_nan == by_mask
+    assert by_nan.interval.estimate == pytest.approx(16 / 19)
+
+
 def test_all_missing_is_uninformative() -> None:
     result = clustered_proportion([0] * 6, [1, 1, 2, 2, 3, 3], confidence=0.95, missing=[True] * 6)
     assert (result.interval.low, result.interval.estimate, result.interval.high) == (0.0, 0.0, 1.0)
