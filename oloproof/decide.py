@@ -44,8 +44,6 @@ def compute_interval(
     from oloproof.stats import binomial, bounded, clustered
 
     values = outcome.values
-    missing_mask = np.isnan(values)
-    missing = int(missing_mask.sum())
     n = int(values.size)
     confidence = policy.confidence
     details: dict[str, object] = {}
@@ -63,15 +61,17 @@ def compute_interval(
         return result.interval, details, reasons
     if outcome.kind == "binary":
         passes = int(np.nansum(values))
+        missing = int(np.isnan(values).sum())
         return binomial.clopper_pearson(passes, n, confidence=confidence, missing=missing), details, reasons
-    scores = values[~missing_mask]
+    # Scores stay in test-set order with NaN in place of missing outputs: the betting interval's
+    # validity rests on that order, and known places give a tighter interval than a count.
     if rule.method == "exact":
-        return bounded.bounded_mean_betting(scores, confidence=confidence, missing=missing), details, reasons
+        return bounded.bounded_mean_betting(values, confidence=confidence), details, reasons
     if rule.method == "t":
-        return bounded.bounded_mean_t(scores, confidence=confidence, missing=missing), details, reasons
+        return bounded.bounded_mean_t(values, confidence=confidence), details, reasons
     rng = np.random.default_rng(policy.seed)
     details["seed"] = policy.seed
-    return bounded.bounded_mean_bca(scores, confidence=confidence, missing=missing, rng=rng), details, reasons
+    return bounded.bounded_mean_bca(values, confidence=confidence, rng=rng), details, reasons
 
 
 def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:

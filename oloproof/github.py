@@ -26,7 +26,7 @@ import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -362,7 +362,7 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
         raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} refused", headers, fp)
 
 
@@ -382,10 +382,3 @@ def _error_message(exc: urllib.error.HTTPError) -> str:
         body = {}
     message = body.get("message") if isinstance(body, dict) else None
     return str(message) if message else str(exc.reason)
-
-
-def environ_with(environ: MutableMapping[str, str], **values: str) -> MutableMapping[str, str]:
-    """A copy of ``environ`` with ``values`` set (for child processes)."""
-    copy = dict(environ)
-    copy.update(values)
-    return copy

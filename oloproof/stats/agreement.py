@@ -3,8 +3,9 @@
 Raw agreement gets the exact Clopper–Pearson interval; Cohen's kappa (agreement beyond what
 the two label frequencies give by chance) gets the large-sample interval of Fleiss, Cohen &
 Everitt (1969), "Large sample standard errors of kappa and weighted kappa", Psychological
-Bulletin 72(5): 323–327, eq. (13); the same formula is Fleiss, Levin & Paik (2003),
-"Statistical Methods for Rates and Proportions", 3rd ed., eq. (18.13).
+Bulletin 72(5): 323–327; the same formula is in Fleiss, Levin & Paik (2003), "Statistical
+Methods for Rates and Proportions", 3rd ed., ch. 18. It is the multinomial delta-method
+variance of kappa (the tests check it against a numerical delta method).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def judge_agreement(
         return AgreementResult(n=n, agreement=agreement, kappa=math.nan, kappa_interval=None)
     kappa = (p_o - p_e) / (1.0 - p_e)
 
-    # Fleiss, Cohen & Everitt (1969), eq. (13): non-null large-sample variance of kappa,
+    # Fleiss, Cohen & Everitt (1969): non-null large-sample variance of kappa,
     #   Var = [A + B − C] / (n (1 − p_e)²), with
     #   A = Σ_i p_ii [1 − (p_i. + p_.i)(1 − κ)]²
     #   B = (1 − κ)² Σ_{i≠j} p_ij (p_.i + p_j.)²

@@ -1,0 +1,766 @@
+"""READS.log: the append-only, tamper-evident log of every holdout read (SPEC §7).
+
+The file is meant to be read by a person in a pull-request diff, so it is plain text, one
+line per entry (format ``oloproof.reads/1``, docs/holdout.md)::
+
+    # oloproof holdout reads log (format oloproof.reads/1): one line per read of the holdout set, append-only.
+    # Each line's hash commits to the line before it; `oloproof holdout status` verifies the chain. Never edit it.
+    genesis | 2026-11-02T09:00:00Z | format=oloproof.reads/1 | hash=<64 hex>
+    read 1 | 2026-11-02T09:01:12Z | who=alice | commit=3f2a9c1d0b7e | version=prompt-v1 | set=sha256:<64 hex> | n=120
+      | criterion=correct | score=0.708 (85/120) | interval=[0.619, 0.787] 95% exact | method=clopper-pearson
+      | missing=0 | budget=20 | reason="week-0 baseline" | prev=<16 hex> | hash=<64 hex>      (one line in the file)
+
+Each entry's ``hash`` is SHA-256 over the format name, the *full* hash of the entry before it and
+the entry's text up to `` | hash=``; ``prev`` repeats the first 16 hex digits of that previous hash
+so a reader can follow the chain by eye. Editing, deleting, inserting or moving an entry breaks
+the chain at that line. Deleting the *last* entry leaves a valid prefix, which no chain can
+detect by itself: the per-read outcome records (``witnesses``) and git history catch that.
+
+Free text (reason, who, version…) is written as a JSON string whenever it is not a plain token,
+with every control, format and line-separator character escaped, so a reason holding ``|``, a
+quote, a newline or a bidi override can neither forge a field nor a line nor hide text in a diff.
+
+Appends are one ``write`` of the whole line on an ``O_APPEND`` descriptor followed by ``fsync``,
+under an exclusive ``flock`` on ``<log>.lock``: concurrent writers serialise, and a crash mid-write
+can leave at most a final line without its newline. Such a *torn tail* is not an entry: it is
+ignored when reading and cut off by the next append (under the lock). A final line that lacks only
+its newline but is otherwise a complete, verifying entry still counts.
+
+A broken log is never rewritten. ``repair`` appends a ``repair`` entry that commits to the exact
+bytes before it (its ``prev`` is their SHA-256), records who acknowledged what and why, and how
+many reads the log had used; breaks before a valid repair are history, breaks after it are not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from oloproof.atomic import locked
+
+FORMAT = "oloproof.reads/1"
+HEADER = (
+    f"# oloproof holdout reads log (format {FORMAT}): one line per read of the holdout set, append-only.",
+    "# Each line's hash commits to the line before it; `oloproof holdout status` verifies the chain. Never edit it.",
+)
+ZERO = "0" * 64
+PREV_CHARS = 16
+MAX_REASON = 1000
+MAX_FOUND = 800
+
+# Test-only hook: write half of an append, fsync, sleep this many seconds, then the rest, so a test
+# can kill the writer mid-append for real. Never set it outside tests.
+TEST_PAUSE_ENV = "OLOPROOF_TEST_APPEND_PAUSE"
+
+_BARE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@/+:~-]*")
+_WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_SCORE_BINARY = re.compile(r"(?P<est>\d+\.\d+) \((?P<passes>\d+)/(?P<answered>\d+)\)")
+_SCORE_MEAN = re.compile(r"(?P<est>\d+\.\d+) \(mean of (?P<answered>\d+)\)")
+_INTERVAL = re.compile(r"\[(?P<low>\d+\.\d+), (?P<high>\d+\.\d+)\] (?P<level>\d+(?:\.\d+)?)% (?P<kind>exact|approximate)")
+_NO_INTERVAL = "none"
+_HASH_SUFFIX = re.compile(r" \| hash=(?P<hash>[0-9a-f]{64})$")
+
+READ_KEYS = (
+    "who", "commit", "version", "set", "n", "criterion", "score", "interval", "method", "missing", "budget", "reason", "prev", "hash",
+)
+REPAIR_KEYS = ("who", "commit", "reads_used", "orphans", "found", "reason", "prev", "hash")
+GENESIS_KEYS = ("format", "hash")
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadFields:
+    """What one read records. ``n`` counts every holdout case (missing included); ``answered``
+    the cases with a usable output; ``passes`` the passing answered cases (binary) or the sum of
+    their scores (``kind == "score"``). Rates and bounds are proportions in [0, 1]."""
+
+    who: str
+    commit: str
+    version: str
+    set_digest: str  # "sha256:<64 hex>" of the holdout set read
+    n: int
+    criterion: str
+    kind: Literal["binary", "score"]
+    passes: float
+    answered: int
+    missing: int
+    estimate: float
+    low: float | None  # None when no interval method exists (graded scores on grouped cases)
+    high: float | None
+    level: float
+    approximate: bool
+    method: str
+    budget: int | None  # the budget declared at the time of the read
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadEntry:
+    seq: int  # 1 for the first read of the log
+    when: str  # UTC, "2026-11-29T22:15:03Z"
+    fields: ReadFields
+    prev: str  # first 16 hex digits of the previous entry's hash, as written
+    hash: str  # 64 hex
+    line: int  # 1-based line number in the file
+    text: str  # the line as written
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepairEntry:
+    when: str
+    who: str
+    commit: str
+    reads_used: int  # reads the log had used when it was repaired (never lowered)
+    orphans: tuple[str, ...]  # 12-hex prefixes of acknowledged reads that have a record but no entry
+    found: str  # what the repair acknowledged, as the tool described it
+    reason: str
+    prev: str  # first 16 hex digits of the SHA-256 of every byte before this line
+    hash: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Witness:
+    """Evidence, outside the log, that a read happened: its outcome record (see holdout.py)."""
+
+    seq: int
+    hash: str  # the entry hash the record names (64 hex)
+    source: str  # where it was found, for messages
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    line: int | None  # None for problems not at one line (e.g. a read with a record and no entry)
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line is not None else self.message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogState:
+    """The verified content of a log at one moment."""
+
+    shown: str
+    exists: bool
+    reads: tuple[ReadEntry, ...] = ()
+    repairs: tuple[RepairEntry, ...] = ()
+    problems: tuple[Problem, ...] = ()  # unacknowledged: the log is tampered while there are any
+    acknowledged: tuple[Problem, ...] = ()  # problems before a valid repair entry
+    reads_used: int = 0  # what the budget counts: never less than the reads the log shows or implies
+    head: str | None = None  # full hash of the last entry (None: no genesis yet)
+    append_offset: int = 0  # byte offset where the next line goes
+    need_newline: bool = False  # the last entry lacks its newline
+    torn_bytes: int = 0  # bytes of a torn final line, ignored (cut by the next append)
+    size: int = 0  # bytes in the file when it was read
+    lines: int = 0  # complete lines before the append point (header and genesis included)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    @property
+    def next_seq(self) -> int:
+        return self.reads_used + 1
+
+
+class LogError(Exception):
+    """An append was asked of a log that does not allow it (a broken chain, nothing to repair)."""
+
+
+# --------------------------------------------------------------------------- text
+
+
+def quote(text: str) -> str:
+    """A JSON string literal in which nothing can break the line or hide in a diff.
+
+    Besides JSON's own escapes, every character of Unicode categories Cc, Cf, Zl, Zp, Co, Cs and
+    Cn is written as ``\\uXXXX`` (bidi overrides, zero-width characters, U+2028 …). Reading back
+    is ``json.loads``, which does not depend on the Unicode database of the Python reading it.
+    """
+    out = ['"']
+    for char in text:
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            out.append(json.dumps(char))  # \\uXXXX, surrogate pairs above U+FFFF
+            out[-1] = out[-1][1:-1]
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def value(text: str) -> str:
+    """A plain token as is (``alice``, ``prompt-v1``), anything else quoted."""
+    return text if _BARE.fullmatch(text) else quote(text)
+
+
+def entry_hash(prev: str, body: str) -> str:
+    """SHA-256 of the format name, the full previous hash and the entry's text before `` | hash=``."""
+    return hashlib.sha256(f"{FORMAT}\n{prev}\n{body}".encode()).hexdigest()
+
+
+def _fmt(number: float) -> str:
+    return f"{number:.3f}"
+
+
+def _level(level: float) -> str:
+    return f"{round(level * 100, 6):g}%"
+
+
+def score_text(fields: ReadFields) -> str:
+    """``0.708 (85/120)`` for pass/fail criteria, ``0.712 (mean of 120)`` for graded ones."""
+    if fields.kind == "binary":
+        return f"{_fmt(fields.estimate)} ({round(fields.passes)}/{fields.answered})"
+    return f"{_fmt(fields.estimate)} (mean of {fields.answered})"
+
+
+def interval_text(fields: ReadFields) -> str:
+    if fields.low is None or fields.high is None:
+        return _NO_INTERVAL
+    kind = "approximate" if fields.approximate else "exact"
+    return f"[{_fmt(fields.low)}, {_fmt(fields.high)}] {_level(fields.level)} {kind}"
+
+
+def _check_fields(fields: ReadFields) -> None:
+    reason = fields.reason.strip()
+    if not reason:
+        raise ValueError("a read needs a non-empty reason")
+    if len(fields.reason) > MAX_REASON:
+        raise ValueError(f"the reason is {len(fields.reason)} characters long; keep it under {MAX_REASON}")
+    if not _DIGEST.fullmatch(fields.set_digest):
+        raise ValueError(f"set digest must be sha256:<64 hex>, got {fields.set_digest!r}")
+    for name in ("who", "commit", "version", "criterion", "method"):
+        if not getattr(fields, name):
+            raise ValueError(f"{name} must not be empty")
+
+
+def render_read(seq: int, when: str, fields: ReadFields, prev: str) -> str:
+    """The full line (without newline) of a read entry that follows the entry whose hash is ``prev``."""
+    _check_fields(fields)
+    body = " | ".join(
+        (
+            f"read {seq}", when, f"who={value(fields.who)}", f"commit={value(fields.commit)}",
+            f"version={value(fields.version)}", f"set={fields.set_digest}", f"n={fields.n}",
+            f"criterion={value(fields.criterion)}", f"score={score_text(fields)}", f"interval={interval_text(fields)}",
+            f"method={value(fields.method)}", f"missing={fields.missing}",
+            f"budget={fields.budget if fields.budget is not None else 'none'}", f"reason={quote(fields.reason)}",
+            f"prev={prev[:PREV_CHARS]}",
+        )
+    )
+    return f"{body} | hash={entry_hash(prev, body)}"
+
+
+def render_repair(
+    when: str, *, who: str, commit: str, reads_used: int, orphans: Sequence[str], found: str, reason: str, covers: str
+) -> str:
+    """A repair line; ``covers`` is the SHA-256 (hex) of every byte of the file before it."""
+    if not reason.strip():
+        raise ValueError("a repair needs a non-empty reason")
+    if len(found) > MAX_FOUND:
+        found = found[: MAX_FOUND - 1] + "…"
+    body = " | ".join(
+        (
+            "repair", when, f"who={value(who)}", f"commit={value(commit)}", f"reads_used={reads_used}",
+            f"orphans={','.join(orphans) if orphans else 'none'}", f"found={quote(found)}", f"reason={quote(reason)}",
+            f"prev={covers[:PREV_CHARS]}",
+        )
+    )
+    return f"{body} | hash={entry_hash(covers, body)}"
+
+
+def render_genesis(when: str) -> str:
+    body = f"genesis | {when} | format={FORMAT}"
+    return f"{body} | hash={entry_hash(ZERO, body)}"
+
+
+def new_log_prefix(when: str) -> str:
+    return "".join(line + "\n" for line in HEADER) + render_genesis(when) + "\n"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _end_of_string(line: str, start: int) -> int:
+    index = start + 1
+    while index < len(line):
+        char = line[index]
+        if char == "\\":
+            index += 2
+        elif char == '"':
+            return index + 1
+        else:
+            index += 1
+    raise _Malformed("a quoted value is not closed")
+
+
+def split_fields(line: str) -> list[str]:
+    """Split on `` | `` outside quoted values."""
+    fields: list[str] = []
+    start = index = 0
+    while index < len(line):
+        if line[index] == '"':
+            index = _end_of_string(line, index)
+        elif line.startswith(" | ", index):
+            fields.append(line[start:index])
+            index += 3
+            start = index
+        else:
+            index += 1
+    fields.append(line[start:])
+    return fields
+
+
+def _text(raw: str, key: str) -> str:
+    if raw.startswith('"'):
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            raise _Malformed(f"{key}: not a valid quoted string") from None
+        if not isinstance(decoded, str):
+            raise _Malformed(f"{key}: not a string")
+        return decoded
+    if not _BARE.fullmatch(raw):
+        raise _Malformed(f"{key}: {raw!r} must be quoted")
+    return raw
+
+
+def _pairs(fields: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    if len(fields) != len(keys):
+        raise _Malformed(f"expected {len(keys)} key=value fields, found {len(fields)}")
+    out: dict[str, str] = {}
+    for raw, key in zip(fields, keys, strict=True):
+        name, sep, rest = raw.partition("=")
+        if not sep or name != key:
+            raise _Malformed(f"expected field '{key}=', found {raw[:30]!r}")
+        out[key] = rest
+    return out
+
+
+def _int(raw: str, key: str) -> int:
+    if not raw.isdigit():
+        raise _Malformed(f"{key}: not a whole number")
+    return int(raw)
+
+
+def _parse_read(parts: list[str], line_no: int, text: str) -> ReadEntry:
+    head, when = parts[0], parts[1]
+    seq_text = head[len("read ") :]
+    if not seq_text.isdigit() or int(seq_text) < 1:
+        raise _Malformed("the read number is not a positive whole number")
+    kv = _pairs(parts[2:], READ_KEYS)
+    if not _DIGEST.fullmatch(kv["set"]):
+        raise _Malformed("set: not a sha256 digest")
+    score = kv["score"]
+    binary = _SCORE_BINARY.fullmatch(score)
+    mean = _SCORE_MEAN.fullmatch(score)
+    if binary is None and mean is None:
+        raise _Malformed("score: not '0.708 (85/120)' or '0.712 (mean of 120)'")
+    match = binary or mean
+    assert match is not None
+    interval = _INTERVAL.fullmatch(kv["interval"])
+    if interval is None and kv["interval"] != _NO_INTERVAL:
+        raise _Malformed("interval: not '[low, high] 95% exact'")
+    budget = None if kv["budget"] == "none" else _int(kv["budget"], "budget")
+    fields = ReadFields(
+        who=_text(kv["who"], "who"), commit=_text(kv["commit"], "commit"), version=_text(kv["version"], "version"),
+        set_digest=kv["set"], n=_int(kv["n"], "n"), criterion=_text(kv["criterion"], "criterion"),
+        kind="binary" if binary is not None else "score",
+        passes=float(binary["passes"]) if binary is not None else float(match["est"]) * int(match["answered"]),
+        answered=int(match["answered"]), missing=_int(kv["missing"], "missing"), estimate=float(match["est"]),
+        low=float(interval["low"]) if interval else None, high=float(interval["high"]) if interval else None,
+        level=float(interval["level"]) / 100 if interval else 0.0,
+        approximate=bool(interval and interval["kind"] == "approximate"),
+        method=_text(kv["method"], "method"), budget=budget, reason=_text(kv["reason"], "reason"),
+    )
+    return ReadEntry(seq=int(seq_text), when=when, fields=fields, prev=kv["prev"], hash=kv["hash"], line=line_no, text=text)
+
+
+def _parse_repair(parts: list[str], line_no: int, text: str) -> RepairEntry:
+    kv = _pairs(parts[2:], REPAIR_KEYS)
+    orphans: tuple[str, ...] = () if kv["orphans"] == "none" else tuple(kv["orphans"].split(","))
+    if any(not re.fullmatch(r"[0-9a-f]{12}", orphan) for orphan in orphans):
+        raise _Malformed("orphans: not a comma-separated list of 12-hex prefixes")
+    return RepairEntry(
+        when=parts[1], who=_text(kv["who"], "who"), commit=_text(kv["commit"], "commit"),
+        reads_used=_int(kv["reads_used"], "reads_used"), orphans=orphans, found=_text(kv["found"], "found"),
+        reason=_text(kv["reason"], "reason"), prev=kv["prev"], hash=kv["hash"], line=line_no, text=text,
+    )
+
+
+Parsed = ReadEntry | RepairEntry | Literal["genesis"]
+
+
+def parse_entry(text: str, line_no: int) -> Parsed:
+    """Parse one entry line (raises _Malformed with a short reason)."""
+    parts = split_fields(text)
+    if len(parts) < 3:
+        raise _Malformed("not an entry (expected 'kind | time | key=value | …')")
+    if not _WHEN.fullmatch(parts[1]):
+        raise _Malformed("the time is not YYYY-MM-DDTHH:MM:SSZ")
+    kind = parts[0]
+    if not _HEX64.fullmatch(parts[-1].partition("=")[2]) or not parts[-1].startswith("hash="):
+        raise _Malformed("the last field must be hash=<64 hex>")
+    if kind.startswith("read "):
+        return _parse_read(parts, line_no, text)
+    if kind == "repair":
+        return _parse_repair(parts, line_no, text)
+    if kind == "genesis":
+        kv = _pairs(parts[2:], GENESIS_KEYS)
+        if kv["format"] != FORMAT:
+            raise _Malformed(f"format {kv['format']!r} is not {FORMAT} (written by another oloproof version?)")
+        return "genesis"
+    raise _Malformed(f"unknown entry kind {kind[:20]!r}")
+
+
+def _body_and_hash(text: str) -> tuple[str, str] | None:
+    match = _HASH_SUFFIX.search(text)
+    if match is None:
+        return None
+    return text[: match.start()], match["hash"]
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@dataclass(slots=True)
+class _Walk:
+    reads: list[ReadEntry] = field(default_factory=list)
+    repairs: list[RepairEntry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    acknowledged: list[Problem] = field(default_factory=list)
+    acknowledged_orphans: set[str] = field(default_factory=set)
+    counted: int = 0
+    head: str | None = None
+    genesis_seen: bool = False
+    header_reported: bool = False
+    hashes: dict[str, int] = field(default_factory=dict)  # 16-hex prefix of every stored hash -> its line
+
+
+def _describe_link(prev16: str, expected: str | None, line_no: int, walk: _Walk) -> str:
+    target = walk.hashes.get(prev16)
+    if expected is None:
+        return "comes before the genesis line (the start of the log was removed or changed)"
+    if target is None:
+        return "commits to an entry that is not in the log: an entry before it was removed or edited"
+    if target > line_no:
+        return f"commits to line {target}, which comes after it: entries were reordered"
+    return f"commits to line {target}, not to the entry just before it: entries were inserted, removed or reordered"
+
+
+def _check_read(entry: ReadEntry, body: str, walk: _Walk) -> list[str]:
+    messages: list[str] = []
+    expected = walk.head
+    if expected is None or entry.prev != expected[:PREV_CHARS]:
+        messages.append(_describe_link(entry.prev, expected, entry.line, walk))
+    elif entry_hash(expected, body) != entry.hash:
+        messages.append(f"read {entry.seq} was edited after it was written (its hash does not match its text)")
+    if entry.seq != walk.counted + 1:
+        if entry.seq <= walk.counted:
+            messages.append(f"read number {entry.seq} repeats or goes back (the log had counted {walk.counted} reads)")
+        else:
+            missing = f"read {walk.counted + 1}" if entry.seq == walk.counted + 2 else f"reads {walk.counted + 1}-{entry.seq - 1}"
+            messages.append(f"read numbers jump from {walk.counted} to {entry.seq}: {missing} is missing")
+    return messages
+
+
+def verify(data: bytes | None, *, shown: str, witnesses: Sequence[Witness] = ()) -> LogState:
+    """Verify a log's content (``None``: the file does not exist) against the read records.
+
+    Pure: no files, no clock. Every problem names its line and says what kind of change it shows.
+    """
+    walk = _Walk()
+    notes: list[str] = []
+    if not data:
+        _check_witnesses(walk, witnesses, log_hashes=set())
+        problems = tuple(walk.problems)
+        if problems:
+            what = "does not exist" if data is None else "is empty"
+            problems = (Problem(line=None, message=f"the log {what}, but reads were made: it was deleted or reset"), *problems)
+        return LogState(shown=shown, exists=data is not None, problems=problems, reads_used=_reads_used(walk, witnesses))
+    complete = data.rfind(b"\n") + 1
+    tail = data[complete:]
+    raw_lines = data[:complete].split(b"\n")[:-1]
+    for number, raw in enumerate([*raw_lines, tail], start=1):
+        found = _HASH_SUFFIX.search(raw.decode("utf-8", "replace"))
+        if found is not None:
+            walk.hashes.setdefault(found["hash"][:PREV_CHARS], number)
+    offset = 0
+    for number, raw in enumerate(raw_lines, start=1):
+        _visit(raw, number, data[:offset], walk)
+        offset += len(raw) + 1
+    if raw_lines and not walk.genesis_seen and not walk.problems:
+        walk.problems.append(Problem(line=None, message="the log has no genesis line"))
+    append_offset, need_newline, torn = complete, False, 0
+    if tail:
+        probe = _Walk(
+            reads=list(walk.reads), repairs=list(walk.repairs), acknowledged_orphans=set(walk.acknowledged_orphans),
+            counted=walk.counted, head=walk.head, genesis_seen=walk.genesis_seen, header_reported=walk.header_reported,
+            hashes=walk.hashes,
+        )
+        _visit(tail, len(raw_lines) + 1, data[:complete], probe)
+        if not probe.problems and len(probe.reads) + len(probe.repairs) > len(walk.reads) + len(walk.repairs):
+            probe.problems, probe.acknowledged = walk.problems, walk.acknowledged
+            walk = probe
+            append_offset, need_newline = len(data), True
+            notes.append(f"line {len(raw_lines) + 1}: the last entry lacks its newline; the next append adds it")
+        else:
+            torn = len(tail)
+            notes.append(
+                f"line {len(raw_lines) + 1}: an incomplete final line ({torn} bytes, an interrupted append) is not an entry; "
+                "it is ignored, and the next append removes it"
+            )
+    _check_witnesses(walk, witnesses, log_hashes={entry.hash for entry in walk.reads})
+    return LogState(
+        shown=shown, exists=True, reads=tuple(walk.reads), repairs=tuple(walk.repairs), problems=tuple(walk.problems),
+        acknowledged=tuple(walk.acknowledged), reads_used=_reads_used(walk, witnesses), head=walk.head,
+        append_offset=append_offset, need_newline=need_newline, torn_bytes=torn, size=len(data),
+        lines=len(raw_lines) + (1 if need_newline else 0), notes=tuple(notes),
+    )
+
+
+def _reads_used(walk: _Walk, witnesses: Sequence[Witness]) -> int:
+    distinct = {entry.hash for entry in walk.reads} | {witness.hash for witness in witnesses}
+    return max(walk.counted, len(distinct))
+
+
+def _check_witnesses(walk: _Walk, witnesses: Sequence[Witness], *, log_hashes: set[str]) -> None:
+    for witness in sorted(witnesses, key=lambda item: (item.seq, item.hash)):
+        if witness.hash in log_hashes or witness.hash[:12] in walk.acknowledged_orphans:
+            continue
+        walk.problems.append(
+            Problem(
+                line=None,
+                message=f"read {witness.seq} (hash {witness.hash[:12]}) has an outcome record ({witness.source}) "
+                "but no entry in the log: the entry was deleted, or the log was reset",
+            )
+        )
+
+
+def _visit(raw: bytes, line_no: int, before: bytes, walk: _Walk) -> None:
+    def broken(message: str) -> None:
+        walk.problems.append(Problem(line=line_no, message=message))
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        broken("not valid UTF-8")
+        return
+    if text.endswith("\r"):
+        broken("ends with a carriage return: the file was converted to CRLF line endings (set `READS.log -text` in .gitattributes)")
+        return
+    if text.startswith("#"):
+        if line_no <= len(HEADER) and text == HEADER[line_no - 1]:
+            return
+        broken("the header was changed" if line_no <= len(HEADER) else "a comment line was added (the log holds only its header and entries)")
+        return
+    if line_no <= len(HEADER) and not walk.header_reported:
+        walk.header_reported = True
+        broken("the header is missing")
+    _entry(text, line_no, before, walk, broken)
+
+
+def _entry(text: str, line_no: int, before: bytes, walk: _Walk, broken: Callable[[str], None]) -> None:
+    split = _body_and_hash(text)
+    try:
+        parsed = parse_entry(text, line_no)
+    except _Malformed as why:
+        broken(f"not a valid entry ({why})")
+        if split is not None:  # keep following the chain from the hash it claims
+            walk.head = split[1]
+        return
+    assert split is not None
+    body, stored = split
+    if parsed == "genesis":
+        if walk.genesis_seen or walk.head is not None:
+            broken("a second genesis line: another log was pasted in")
+        elif entry_hash(ZERO, body) != stored:
+            broken("the genesis line was edited")
+        walk.genesis_seen = True
+        walk.head = stored
+        return
+    if isinstance(parsed, ReadEntry):
+        for message in _check_read(parsed, body, walk):
+            broken(message)
+        walk.counted = max(walk.counted + 1, parsed.seq)
+        walk.reads.append(parsed)
+        walk.head = stored
+        return
+    covers = hashlib.sha256(before).hexdigest()
+    if parsed.prev != covers[:PREV_CHARS] or entry_hash(covers, body) != stored:
+        broken("this repair no longer matches the log before it: lines before it were changed after the repair")
+    else:
+        walk.acknowledged.extend(walk.problems)
+        walk.problems.clear()
+        walk.acknowledged_orphans.update(parsed.orphans)
+        walk.genesis_seen = True  # a repair may restart a log whose start was lost
+    walk.counted = max(walk.counted, parsed.reads_used)
+    walk.repairs.append(parsed)
+    walk.head = stored
+
+
+# --------------------------------------------------------------------------- the file
+
+
+def _busy(lock_path: Path) -> bool:
+    """True when another process holds the lock right now (only to tell the person we wait)."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock we got
+    return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class ReadsLog:
+    """One READS.log file: verified reads, and appends under its lock.
+
+    ``witnesses`` returns the outcome records of past reads (checked against the log on every
+    verification, and again under the lock before an append).
+    """
+
+    def __init__(self, path: Path, *, shown: str, witnesses: Callable[[], Sequence[Witness]] = tuple) -> None:
+        self.path = path
+        self.shown = shown
+        self.witnesses = witnesses
+        self.lock_path = path.with_name(path.name + ".lock")
+
+    def read_bytes(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def state(self) -> LogState:
+        return verify(self.read_bytes(), shown=self.shown, witnesses=self.witnesses())
+
+    @contextlib.contextmanager
+    def transaction(self, *, on_wait: Callable[[], None] | None = None) -> Iterator[Transaction]:
+        """Hold the log's lock; the transaction's ``state`` is read and verified under it.
+
+        Whatever the caller decides and computes inside the block (the budget check, the
+        scoring) is atomic with respect to every other writer of this log.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if on_wait is not None and _busy(self.lock_path):
+            on_wait()
+        with locked(self.lock_path):
+            data = self.read_bytes()
+            witnesses = tuple(self.witnesses())
+            yield Transaction(self, verify(data, shown=self.shown, witnesses=witnesses), data or b"", witnesses)
+
+
+class Transaction:
+    """At most one append, made while the lock is held."""
+
+    def __init__(self, log: ReadsLog, state: LogState, data: bytes, witnesses: tuple[Witness, ...]) -> None:
+        self.log = log
+        self.state = state
+        self._data = data
+        self._witnesses = witnesses
+        self._done = False
+
+    def append_read(self, fields: ReadFields, *, when: str) -> ReadEntry:
+        """Append read number ``state.next_seq``; refused (LogError) on a log that does not verify."""
+        state = self.state
+        if not state.intact:
+            raise LogError(f"{state.shown} fails its hash-chain check; no read may be appended")
+        prefix = ""
+        head = state.head
+        if head is None:
+            genesis = render_genesis(when)
+            prefix, head = new_log_prefix(when), genesis[-64:]
+        seq = state.next_seq
+        text = render_read(seq, when, fields, head)
+        self._append(prefix + text + "\n")
+        line = state.lines + prefix.count("\n") + 1
+        return ReadEntry(seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text)
+
+    def append_repair(self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None) -> RepairEntry:
+        """Acknowledge every problem of a broken log, keeping its lines as they are."""
+        state = self.state
+        if state.intact:
+            raise LogError(f"{state.shown} verifies: there is nothing to repair")
+        used = max(state.reads_used, reads_used or 0)
+        in_log = {entry.hash for entry in state.reads}
+        orphans = tuple(sorted({witness.hash[:12] for witness in self._witnesses if witness.hash not in in_log}))
+        found = "; ".join(str(problem) for problem in state.problems)
+        kept = self._data[: state.append_offset] + (b"\n" if state.need_newline else b"")
+        prefix = "" if kept else new_log_prefix(when)
+        covers = hashlib.sha256(kept + prefix.encode()).hexdigest()
+        text = render_repair(when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason, covers=covers)
+        self._append(prefix + text + "\n")
+        return RepairEntry(
+            when=when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason,
+            prev=covers[:PREV_CHARS], hash=text[-64:], line=state.lines + prefix.count("\n") + 1, text=text,
+        )
+
+    def _append(self, text: str) -> None:
+        if self._done:
+            raise LogError("one append per transaction")
+        self._done = True
+        state = self.state
+        data = text.encode("utf-8")
+        if state.need_newline:
+            data = b"\n" + data
+        created = not self.log.path.exists()
+        fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size != state.size:
+                raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")
+            if state.torn_bytes:
+                # Cut a torn final line (an interrupted append) before writing after it.
+                os.ftruncate(fd, state.append_offset)
+            pause = os.environ.get(TEST_PAUSE_ENV)
+            if pause:
+                half = len(data) // 2
+                _write_all(fd, data[:half])
+                os.fsync(fd)
+                time.sleep(float(pause))
+                data = data[half:]
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            with contextlib.suppress(OSError):
+                dir_fd = os.open(self.log.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
