@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from tests.conftest import Project, labelled_cases
 
 
 def test_sigint_during_a_run_exits_130_and_keeps_nothing(project: Project) -> None:
-    project.write(cases=labelled_cases(5, 5), system_args="--hang")
+    tag = f"interrupt-{uuid.uuid4().hex}"
+    project.write(cases=labelled_cases(5, 5), system_args=f"--hang --tag {tag}")
     text = (project.root / "release.yaml").read_text().replace("timeout_s: 20", "timeout_s: 120")
     (project.root / "release.yaml").write_text(text)
     env = {**os.environ, "CI": "1"}
@@ -24,11 +26,10 @@ def test_sigint_during_a_run_exits_130_and_keeps_nothing(project: Project) -> No
         [sys.executable, "-m", "oloproof", "gate", "-c", project.config],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=project.root,
     )
-    # Wait until the system process exists (it is the only echo_system.py with --hang here).
+    # Wait until the system process exists (found by its unique tag).
     deadline = time.monotonic() + 30
-    marker = str(project.root)
     while time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-f", "echo_system.py --hang"], capture_output=True, text=True).stdout.split()
+        found = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
         if found:
             break
         time.sleep(0.1)
@@ -42,8 +43,8 @@ def test_sigint_during_a_run_exits_130_and_keeps_nothing(project: Project) -> No
     runs = project.root / ".oloproof" / "runs"
     assert not runs.exists() or list(runs.iterdir()) == []
     time.sleep(0.2)
-    left = subprocess.run(["pgrep", "-f", "echo_system.py --hang"], capture_output=True, text=True).stdout.split()
-    assert left == [], f"system processes survived the interrupt ({marker})"
+    left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
+    assert left == [], "system processes survived the interrupt"
 
 
 def test_an_interrupted_directory_write_leaves_nothing(tmp_path: Path) -> None:
