@@ -319,11 +319,7 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     run_ref = None
     if inputs.outputs is not None:
         run_ref = _import_outputs(session, release, inputs.outputs)
-    session.print("::group::oloproof gate")
-    try:
-        result = run_gate(release, run_ref=run_ref, quiet=True)
-    finally:
-        session.print("::endgroup::")
+    result = run_gate(release, run_ref=run_ref, quiet=True)
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.
@@ -418,7 +414,9 @@ def _publish(session: Session, inputs: Inputs, result: GateResult) -> int:
         # beside the JSON report and publish a trimmed summary that names it.
         full_path = report_path.with_suffix(".md") if report_path is not None else inputs.working_directory / "oloproof-summary.md"
         session.write(full_path, full)
-        summary = markdown.render(result, fail_on=inputs.fail_on, notes=notices, full_report=session.repo_path(full_path))
+        summary = markdown.render(
+            result, fail_on=inputs.fail_on, notes=notices, limit=markdown.SUMMARY_LIMIT, full_report=session.repo_path(full_path)
+        )
     append_summary(env, summary)
 
     extra = [ann.Annotation(level="notice", title="oloproof: check run", message=note) for note in notices]

@@ -65,5 +65,9 @@ class GateCheck:
 
 def registry() -> dict[str, GateCheck]:
     """Every gate check, by name, in the order they run. Imports stay lazy for start-up time."""
-    checks: dict[str, GateCheck] = {}
+    from oloproof.holdout import HoldoutCheck
+    from oloproof.leakage import LeakageCheck
+    from oloproof.seeds import SeedsCheck
+
+    checks: dict[str, GateCheck] = {"leakage": LeakageCheck(), "holdout": HoldoutCheck(), "seeds": SeedsCheck()}
     return checks

@@ -19,6 +19,7 @@ from oloproof.errors import ConfigError, UsageError
 from oloproof.evaluators import REGISTRY, Evaluator, SpecError
 from oloproof.evaluators.base import Where
 from oloproof.policy import POLICY, Policy, build_policy
+from oloproof.seeds import SEEDS, SeedsSpec, load_seeds_file, parse_seeds
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, Unsupported, did_you_mean, validate_text
 
 SYSTEM = Obj(
@@ -69,7 +70,10 @@ RELEASE = Obj(
         "policy": Prop(AnyOf((Scalar("str", nonempty=True), POLICY)), required=True, doc="A path to a policy file, or the policy inline."),
         "holdout": Prop(HOLDOUT, doc="The reserved holdout set."),
         "metamorphic": Prop(Unsupported(f"metamorphic transforms are not supported by oloproof {__version__} yet")),
-        "seeds": Prop(Unsupported(f"the seeds check is not supported by oloproof {__version__} yet")),
+        "seeds": Prop(
+            AnyOf((Scalar("str", nonempty=True), SEEDS)),
+            doc="The recipe check across seeds: a path to a seeds file, or the mapping inline. Its rule joins the gate.",
+        ),
     },
     title="oloproof release.yaml",
     doc="What to gate, on which evidence, by which policy.",
@@ -111,6 +115,7 @@ class Release:
     evaluators: tuple[Evaluator, ...]
     policy: Policy
     holdout: HoldoutSpec | None
+    seeds: SeedsSpec | None
     document: Document
     digest: str  # "sha256:..." of the canonical release and policy content
 
@@ -129,7 +134,7 @@ class Release:
         return self.path, None
 
 
-def _read_text(file: Path, shown: str) -> str:
+def read_text(file: Path, shown: str) -> str:
     try:
         raw = file.read_bytes()
     except FileNotFoundError:
@@ -155,7 +160,7 @@ def display_path(file: Path) -> str:
 def load_release(path: str | os.PathLike[str]) -> Release:
     file = Path(path).resolve()
     shown = display_path(Path(path)) if not Path(path).is_absolute() else str(path)
-    text = _read_text(file, shown)
+    text = read_text(file, shown)
     doc = validate_text(text, RELEASE, path=shown, empty_message="the file is empty; it needs system, testset, evaluators and policy")
     data = doc.data
     base_dir = file.parent
@@ -168,7 +173,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         if not policy_file.is_file():
             raise doc.error("policy", f"policy file not found: {policy_value}")
         policy_doc = validate_text(
-            _read_text(policy_file, policy_shown), POLICY, path=policy_shown,
+            read_text(policy_file, policy_shown), POLICY, path=policy_shown,
             empty_message="the policy file is empty; it needs at least one rule",
         )
         policy = build_policy(policy_doc)
@@ -196,7 +201,23 @@ def load_release(path: str | os.PathLike[str]) -> Release:
             f"no evaluator provides criterion '{holdout['criterion']}'{did_you_mean(holdout['criterion'], criteria)}; "
             f"available: {', '.join(sorted(criteria))}",
         )
-    digest_source = {"release": data, "policy": policy_data}
+    seeds = _load_seeds(doc, base_dir)
+    if seeds is not None:
+        if seeds.rule.criterion not in criteria:
+            raise ConfigError(
+                seeds.source, seeds.rule.line, f"{seeds.rule.key_path}.criterion",
+                f"no evaluator provides criterion '{seeds.rule.criterion}'{did_you_mean(seeds.rule.criterion, criteria)}; "
+                f"available: {', '.join(sorted(criteria))}",
+            )
+        if seeds.rule.id in {rule.id for rule in policy.rules}:
+            raise ConfigError(seeds.source, seeds.rule.line, f"{seeds.rule.key_path}.id", f"rule id '{seeds.rule.id}' is also a policy rule")
+    digest_source: dict[str, Any] = {"release": data, "policy": policy_data}
+    if seeds is not None:
+        rule = seeds.rule
+        digest_source["seeds"] = {
+            "recipe": seeds.recipe, "checkpoints": list(seeds.checkpoints),
+            "rule": [rule.id, rule.criterion, rule.kind, rule.threshold],
+        }
     digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return Release(
         path=shown, file=file, base_dir=base_dir,
@@ -208,6 +229,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         leakage=data["leakage"],
         evaluators=evaluators,
         policy=policy,
+        seeds=seeds,
         holdout=None if holdout is None else HoldoutSpec(
             cases=holdout["cases"], budget=holdout["budget"], log=holdout["log"],
             criterion=holdout["criterion"] or policy.rules[0].criterion, line=doc.line("holdout"),
@@ -215,6 +237,19 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         document=doc,
         digest=digest,
     )
+
+
+def _load_seeds(doc: Document, base_dir: Path) -> SeedsSpec | None:
+    value = doc.data["seeds"]
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return parse_seeds(doc, "seeds")
+    path = Path(os.path.expanduser(value))
+    path = path if path.is_absolute() else base_dir / path
+    if not path.is_file():
+        raise doc.error("seeds", f"seeds file not found: {value}")
+    return load_seeds_file(path, display_path(path))
 
 
 def _build_evaluators(doc: Document) -> tuple[Evaluator, ...]:

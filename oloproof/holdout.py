@@ -33,7 +33,8 @@ import orjson
 
 from oloproof.checks import CheckReport, GateCheck, GateContext
 from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
-from oloproof.readslog import MAX_REASON, LogState, ReadEntry, ReadFields, ReadsLog, RepairEntry, Witness, quote
+from oloproof.readslog import MAX_REASON, LogError, LogState, ReadEntry, ReadFields, ReadsLog, RepairEntry, Witness, quote, verify
+from oloproof.runstore import RunRecord, RunStore
 from oloproof.verdicts import REASONS, Verdict
 
 if TYPE_CHECKING:
@@ -51,6 +52,11 @@ RECORDS_DIR = (".oloproof", "holdout")
 DEFAULT_PSI = 0.12  # expected discordance between two compared versions (STATISTICS.md §6)
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class HoldoutUnavailable(ConfigError):
+    """The holdout file cannot be reached here (an unset variable, a missing file): exit 2 for a
+    read, a note for ``holdout status``, which reads the log without the set."""
 
 
 # --------------------------------------------------------------------------- the set
@@ -78,7 +84,7 @@ def cases_path(release: Release, environ: Mapping[str, str] | None = None) -> Pa
         name = match[1]
         found = env.get(name, "")
         if not found:
-            raise ConfigError(
+            raise HoldoutUnavailable(
                 release.path, line, "holdout.cases",
                 f"environment variable {name} is not set (holdout.cases is '{spec.cases}'); "
                 f"set {name} to the path of the holdout file",
@@ -120,8 +126,8 @@ def load_holdout(release: Release, environ: Mapping[str, str] | None = None) -> 
     path = cases_path(release, environ)
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "not found"
-        raise ConfigError(release.path, release.document.line("holdout.cases"), "holdout.cases", f"holdout set {what}: {path}")
-    return _withheld(spec.cases, lambda: load_testset(path, display=spec.cases, kind="holdout set"))  # type: ignore[no-any-return]
+        raise HoldoutUnavailable(release.path, release.document.line("holdout.cases"), "holdout.cases", f"holdout set {what}: {path}")
+    return _withheld(spec.cases, lambda: load_testset(path, display=spec.cases, kind="holdout set"))
 
 
 def short(digest: str) -> str:
@@ -405,17 +411,11 @@ def check_reason(reason: str | None, *, what: str = "read") -> str:
     return text
 
 
-class _DiscardingStore:
+class _DiscardingStore(RunStore):
     """A run store that keeps nothing: holdout outputs must never reach .oloproof/ (committed)."""
 
-    def __new__(cls, root: Path) -> Any:
-        from oloproof.runstore import RunStore
-
-        class Discarding(RunStore):
-            def save(self, record: Any, outputs: Any) -> Path:
-                return self.runs_dir / record.run_id  # nothing is written
-
-        return Discarding(root)
+    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> Path:
+        return self.runs_dir / record.run_id  # nothing is written
 
 
 def _holdout_rule(release: Release, spec: HoldoutSpec) -> Any:
@@ -618,8 +618,6 @@ class HoldoutStatus:
 
 
 def _history_problem(release: Release, ref: str, current: bytes | None) -> str | None:
-    from oloproof.readslog import verify
-
     spec = holdout_spec(release)
     path = release.resolve(spec.log)
     if _git(path.parent, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
@@ -645,8 +643,6 @@ def holdout_status(
     log = open_log(release)
     data = log.read_bytes()
     records, record_notes = load_outcome_records(release)
-    from oloproof.readslog import verify
-
     state = verify(data, shown=spec.log, witnesses=[
         Witness(seq=r.seq, hash=r.entry_hash, source=_relative(release, r.path)) for r in records
     ])
@@ -656,9 +652,7 @@ def holdout_status(
     try:
         testset = load_holdout(release, environ)
         digest, n = testset.digest, len(testset)
-    except ConfigError as exc:
-        if "is not set" not in exc.message and "not found" not in exc.message:
-            raise
+    except HoldoutUnavailable as exc:
         unavailable = exc.message
     notes = list(record_notes)
     last = state.reads[-1] if state.reads else None
@@ -688,10 +682,10 @@ def holdout_status(
 # --------------------------------------------------------------------------- repair
 
 
-def repair_log(release: Release, *, reason: str, reads_used: int | None = None, environ: Mapping[str, str] | None = None) -> tuple[LogState, RepairEntry]:
+def repair_log(
+    release: Release, *, reason: str, reads_used: int | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[LogState, RepairEntry]:
     """Append a repair entry acknowledging every problem of a broken log (its lines are kept)."""
-    from oloproof.readslog import LogError
-
     reason = check_reason(reason, what="repair")
     log = open_log(release)
     who, commit = reader(release.base_dir, environ)

@@ -490,21 +490,7 @@ class LeakageCheck(GateCheck):
     name = "leakage"
 
     def precheck(self, ctx: GateContext) -> CheckReport | None:
-        from oloproof.leakage_io import gate_report
+        from oloproof.leakage_record import gate_report
 
-        return gate_report(ctx.release, ctx.testset, ctx.store.root if hasattr(ctx.store, "root") else ctx.release.base_dir)
+        return gate_report(ctx.release, ctx.testset, ctx.store.root)
 
-
-__all__ = [
-    "NEAR_DUPLICATES",
-    "KeyGroup",
-    "LeakageCheck",
-    "MatchPlan",
-    "Matcher",
-    "ScanCounts",
-    "Token",
-    "Verdict",
-    "build_plan",
-    "normalise_text",
-    "normalise_value",
-]

@@ -103,27 +103,10 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
     seen: dict[str, str] = {}
     for index, raw in enumerate(data["rules"]):
         key_path = f"{prefix + '.' if prefix else ''}rules[{index}]"
-        kinds = [key for key in ("min", "max", "max_drop") if raw[key] is not None]
-        if raw["max_drop"] is not None and raw["baseline"] is None:
-            raise doc.error(f"{key_path}.max_drop", "max_drop needs a baseline run ref (e.g. baseline: version:v1)")
-        if raw["baseline"] is not None and raw["max_drop"] is None:
-            raise doc.error(f"{key_path}.baseline", "a baseline rule needs max_drop (the largest drop allowed, e.g. 0.05)")
-        if len(kinds) != 1:
-            what = "none" if not kinds else ", ".join(kinds)
-            raise doc.error(key_path, f"a rule needs exactly one of min, max, or baseline with max_drop; got {what}")
         if raw["id"] in seen:
             raise doc.error(f"{key_path}.id", f"duplicate rule id '{raw['id']}' (first at {seen[raw['id']]})")
         seen[raw["id"]] = key_path
-        kind: Literal["min", "max", "regression"] = "regression" if kinds[0] == "max_drop" else kinds[0]  # type: ignore[assignment]
-        threshold = float(raw[kinds[0]])
-        assert not math.isnan(threshold)
-        rules.append(
-            Rule(
-                id=raw["id"], criterion=raw["criterion"], kind=kind, threshold=threshold,
-                baseline=raw["baseline"], method=raw["method"], description=raw["description"] or "",
-                source=doc.path, line=doc.line(key_path), key_path=key_path,
-            )
-        )
+        rules.append(build_rule(doc, raw, key_path))
     judges = data["judges"]
     return Policy(
         confidence=float(data["confidence"]),
@@ -132,6 +115,26 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
         seed=int(data["seed"]),
         rules=tuple(rules),
         source=doc.path,
+    )
+
+
+def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
+    """A typed rule from its validated values; ``key_path`` locates it for errors."""
+    kinds = [key for key in ("min", "max", "max_drop") if raw[key] is not None]
+    if raw["max_drop"] is not None and raw["baseline"] is None:
+        raise doc.error(f"{key_path}.max_drop", "max_drop needs a baseline run ref (e.g. baseline: version:v1)")
+    if raw["baseline"] is not None and raw["max_drop"] is None:
+        raise doc.error(f"{key_path}.baseline", "a baseline rule needs max_drop (the largest drop allowed, e.g. 0.05)")
+    if len(kinds) != 1:
+        what = "none" if not kinds else ", ".join(kinds)
+        raise doc.error(key_path, f"a rule needs exactly one of min, max, or baseline with max_drop; got {what}")
+    kind: Literal["min", "max", "regression"] = "regression" if kinds[0] == "max_drop" else kinds[0]  # type: ignore[assignment]
+    threshold = float(raw[kinds[0]])
+    assert not math.isnan(threshold)
+    return Rule(
+        id=raw["id"], criterion=raw["criterion"], kind=kind, threshold=threshold,
+        baseline=raw["baseline"], method=raw["method"], description=raw["description"] or "",
+        source=doc.path, line=doc.line(key_path), key_path=key_path,
     )
 
 

@@ -21,25 +21,38 @@ def execute(
     *,
     kind: str = "system",
     on_batch: Callable[[int, int], None] | None = None,
+    command: str | None = None,
+    version: str | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
-    """Run the declared system command on ``testset`` and store the run (even a failed one)."""
+    """Run the declared system command (or ``command`` as ``version``) on ``testset`` and store the run.
+
+    The run is stored even when it failed: a failed run is evidence too.
+    """
     system = release.system
-    if system.command is None:
+    if command is not None:
+        if not (version or "").strip():
+            raise UsageError("a command given on the command line needs a --version")
+        argv: str | tuple[str, ...] = command
+    elif system.command is None:
         raise ConfigError(
             release.path, system.line, "system.command",
             "no command declared; import outputs with `oloproof run --outputs FILE --version NAME`",
         )
+    else:
+        argv = system.command
     requests = [{"id": case.id, **case.inputs} for case in testset.cases]  # never `expected`
     started_at, created_ns = utc_now(), time.time_ns()
     try:
         collected = run_batches(
-            system.command, requests, cwd=release.base_dir, timeout_s=system.timeout_s,
+            argv, requests, cwd=release.base_dir, timeout_s=system.timeout_s,
             batch_size=system.batch_size, on_batch=on_batch,
         )
     except CommandNotFound as exc:
+        if command is not None:
+            raise UsageError(f"--command: {exc}") from None
         raise ConfigError(release.path, system.line, "system.command", str(exc)) from None
     return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,
-                  version=system.version, command=system.command_text, imported_from=None, kind=kind)
+                  version=version or system.version, command=command or system.command_text, imported_from=None, kind=kind)
 
 
 def import_outputs(

@@ -63,6 +63,8 @@ REASONS: dict[str, str] = {
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",
     "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
     "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
+    "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
+    "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
 }

@@ -15,7 +15,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     common.add_config(parser)
     parser.add_argument("--outputs", metavar="FILE", help="import these JSONL outputs (one {id, ...} per case) instead of running")
-    parser.add_argument("--version", dest="run_version", metavar="NAME", help="system version of imported outputs (required with --outputs)")
+    parser.add_argument("--version", dest="run_version", metavar="NAME",
+                        help="system version of imported outputs (required with --outputs) or of --command")
+    parser.add_argument("--command", metavar="CMD", help="run this command instead of system.command, as version NAME "
+                        "(e.g. one seed checkpoint); needs --version")
     common.add_json(parser)
     common.add_quiet(parser)
     parser.set_defaults(handler=handle)
@@ -35,14 +38,18 @@ def handle(args: argparse.Namespace) -> int:
     store = RunStore(release.base_dir)
     console = common.console()
     if args.outputs:
+        if args.command:
+            raise UsageError("give --outputs or --command, not both")
         if not args.run_version:
             raise UsageError("--outputs needs --version NAME (the system version that produced them)")
         record, _ = import_outputs(release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs)
     else:
-        if args.run_version:
-            raise UsageError("--version applies to imported outputs (--outputs); a run of the command uses system.version")
+        if args.command and not args.run_version:
+            raise UsageError("--command needs --version NAME (the system version it runs)")
+        if args.run_version and not args.command:
+            raise UsageError("--version names imported outputs (--outputs) or a --command; a run of system.command uses system.version")
         with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
-            record, _ = execute(release, testset, store, on_batch=progress)
+            record, _ = execute(release, testset, store, on_batch=progress, command=args.command, version=args.run_version)
     style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
     console.print(
         f"run [bold]{record.run_id}[/] version {record.version} on dev set {testset.path} "

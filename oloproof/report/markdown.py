@@ -38,8 +38,8 @@ ICON = {
 # Checks every summary reports on, present or not (SPEC §8): their name and heading.
 STANDARD_CHECKS = (("leakage", "Leakage"), ("metamorphic", "Metamorphic transforms"), ("holdout", "Holdout"))
 _HIDDEN_REASONS = frozenset({"interval_clears_threshold"})
-_MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&\"']")
-_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+_MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&]")
+_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 def esc(text: object) -> str:
@@ -199,12 +199,12 @@ def _absent_status(result: GateResult, name: str) -> str:
     release = result.release
     if name == "leakage":
         if release.leakage is None:
-            return "not checked: release.yaml declares no leakage: (near-duplicates are never checked)"
+            return "not checked (release.yaml declares no leakage check)"
         return f"leakage: {release.leakage} is declared, but no leakage report was made"
     if name == "holdout":
         if release.holdout is None:
             return "no holdout declared in release.yaml"
-        return "declared; not read by this run"
+        return "declared, not read by this run"
     if name == "metamorphic":
         return "no transforms declared in release.yaml"
     return "not configured"

@@ -1,0 +1,173 @@
+"""``oloproof holdout run|status|repair``: read the reserved holdout set against its budget."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from oloproof.cli import common
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "holdout", help="read the reserved holdout set (with a reason, against a budget), show its log",
+        description="The holdout set is read only with a reason, against the budget in release.yaml, and every read "
+        "is appended to a tamper-evident log (holdout.log). See docs/holdout.md.",
+    )
+    common.add_config(parser)  # `oloproof holdout -c FILE run …` and `oloproof holdout run -c FILE …` both work
+    actions = parser.add_subparsers(dest="holdout_action", metavar="ACTION")
+    actions.required = True
+
+    run = actions.add_parser(
+        "run", help="score the current system on the holdout and log the read",
+        description="Score the system on the holdout set and append one entry to the reads log. Refused (BLOCKED, "
+        "exit 3) without scoring any case when the budget is spent or the log fails its hash-chain check.",
+    )
+    _add_config(run)
+    run.add_argument("--reason", required=True, metavar="TEXT", help="why you are reading the holdout (required, logged)")
+    run.add_argument("--outputs", metavar="FILE", help="score these JSONL outputs (made elsewhere) instead of running the system")
+    run.add_argument("--version", dest="run_version", metavar="NAME", help="system version of --outputs (required with it)")
+    common.add_json(run)
+    common.add_quiet(run)
+    run.set_defaults(handler=handle_run)
+
+    status = actions.add_parser(
+        "status", help="show every read, the budget left, and whether the log verifies",
+        description="Show the reads table and the budget; verify the log's hash chain (exit 3 when it fails). "
+        "With no budget declared, suggest one from the set's size (STATISTICS.md §6).",
+    )
+    _add_config(status)
+    status.add_argument("--delta", type=float, metavar="FRACTION",
+                        help="smallest difference the set must settle, for the suggested budget (e.g. 0.095 = 9.5 points)")
+    status.add_argument("--psi", type=float, default=0.12, metavar="FRACTION",
+                        help="expected discordance between compared versions (default %(default)s)")
+    status.add_argument("--since", metavar="GITREF", help="also check that the log only grew since this git commit (e.g. origin/main)")
+    common.add_json(status)
+    status.set_defaults(handler=handle_status)
+
+    repair = actions.add_parser(
+        "repair", help="acknowledge a broken log with a logged repair entry",
+        description="Append a repair entry that acknowledges every problem of a log that fails its check, with who "
+        "and why. The damaged lines are kept as they are; reads are allowed again afterwards.",
+    )
+    _add_config(repair)
+    repair.add_argument("--reason", required=True, metavar="TEXT", help="what happened and why the log may be trusted again (logged)")
+    repair.add_argument("--reads-used", type=int, metavar="N", help="reads really made, when more were lost than the log shows")
+    common.add_json(repair)
+    repair.set_defaults(handler=handle_repair)
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: an action's parser must not overwrite a -c given before the action with its default.
+    parser.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
+
+
+def handle_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from oloproof.holdout import appended_line, read_holdout, score_line
+
+    release = common.load(args)
+    console = common.console()
+
+    def waiting() -> None:
+        print("waiting for another holdout read to finish (the reads log is locked)…", file=sys.stderr, flush=True)
+
+    with common.BatchProgress("scoring holdout", enabled=common.interactive() and not args.quiet) as progress:
+        result = read_holdout(
+            release, reason=args.reason, outputs=Path(args.outputs) if args.outputs else None, outputs_shown=args.outputs,
+            version=args.run_version, on_wait=waiting, on_batch=progress,
+        )
+    if result.verdict is not None:
+        console.print(f"{result.verdict.value} ({', '.join(result.reasons)}): {result.sentence}", markup=False)
+    else:
+        console.print(score_line(result), markup=False)
+        for note in result.notes:
+            console.print(f"  note: {note}", markup=False)
+        console.print(appended_line(result), markup=False)
+    if args.json:
+        common.write_json(args.json, result.to_json())
+    return result.exit_code
+
+
+def handle_status(args: argparse.Namespace) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
+    from oloproof.holdout import entry_score, holdout_status, printable, short
+
+    release = common.load(args)
+    status = holdout_status(release, delta=args.delta, psi=args.psi, since=args.since)
+    state = status.state
+    console = common.console()
+    if status.set_digest is not None:
+        console.print(f"holdout set {status.set_shown}: {status.n} cases, {short(status.set_digest)}", markup=False)
+    else:
+        console.print(f"holdout set {status.set_shown}: not available here ({status.unavailable})", markup=False)
+    if not state.exists:
+        chain = "no reads yet (the file does not exist)"
+    elif state.intact:
+        chain = f"intact, hash chain verified ({len(state.reads)} read entries"
+        chain += f", {len(state.repairs)} repair(s))" if state.repairs else ")"
+    else:
+        chain = f"TAMPERED: {len(state.problems)} problem(s); holdout reads are refused (holdout_log_tampered)"
+    console.print(f"log {status.log}: {chain}", markup=False)
+    for problem in state.problems:
+        console.print(f"  {problem}", markup=False)
+    if status.history is not None:
+        console.print(f"  since {status.since}: {status.history}", markup=False)
+    elif status.since is not None:
+        console.print(f"  append-only since {status.since}", markup=False)
+    if state.reads:
+        table = Table(header_style="bold")
+        for column in ("read", "when", "who", "commit", "version", "reason", "holdout score", "set"):
+            table.add_column(column, overflow="fold")
+        for entry in state.reads:
+            fields = entry.fields
+            table.add_row(
+                str(entry.seq), entry.when.replace("T", " ").rstrip("Z"), Text(printable(fields.who)), Text(printable(fields.commit)),
+                Text(printable(fields.version)), Text(printable(fields.reason)), f"{entry_score(entry)} {printable(fields.criterion)}",
+                short(fields.set_digest),
+            )
+        console.print(table)
+    for repair in state.repairs:
+        console.print(
+            f"repair at line {repair.line} ({repair.when}, {printable(repair.who)}): {printable(repair.reason)}; "
+            f"it acknowledged: {printable(repair.found) or 'nothing'}",
+            markup=False,
+        )
+    budget = status.budget
+    console.print(f"budget: {budget.text()}", markup=False)
+    if budget.suggestion is not None:
+        s = budget.suggestion
+        console.print(f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)", markup=False)
+        console.print(f"  {s.explanation()}", markup=False)
+        console.print(
+            "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the smallest "
+            "difference the set must settle (--delta 0.095 for 9.5 points) and declare it as holdout.budget in release.yaml",
+            markup=False,
+        )
+    for note in (*state.notes, *status.notes):
+        console.print(f"note: {note}", markup=False)
+    if args.json:
+        common.write_json(args.json, status.to_json())
+    return status.exit_code
+
+
+def handle_repair(args: argparse.Namespace) -> int:
+    from oloproof.holdout import REPAIR_SCHEMA, repair_json, repair_log
+
+    release = common.load(args)
+    before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used)
+    console = common.console()
+    console.print(f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {len(before.problems)} problem(s):", markup=False)
+    for problem in before.problems:
+        console.print(f"  {problem}", markup=False)
+    console.print(f"reads used: {entry.reads_used}; the damaged lines are kept; reads are allowed again", markup=False)
+    if args.json:
+        data = {
+            "schema": REPAIR_SCHEMA, "log": before.shown, "repair": repair_json(entry),
+            "acknowledged": [{"line": p.line, "message": p.message} for p in before.problems],
+        }
+        common.write_json(args.json, data)
+    return 0

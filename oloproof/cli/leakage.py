@@ -1,0 +1,116 @@
+"""``oloproof leakage check``: are test cases in the training data? (SPEC §4, docs/leakage.md)"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from oloproof.cli import common
+
+PROGRESS_MIN_BYTES = 8 << 20  # a bar for scans long enough to watch
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "leakage", help="check the test set against the training data",
+        description="Find test cases that appear in the training data after normalisation.",
+    )
+    actions = parser.add_subparsers(dest="leakage_command", metavar="ACTION")
+    actions.required = True
+    check = actions.add_parser(
+        "check", help="compare every test case with every training row (exact match after normalisation)",
+        description="Compare each case's input with every row of the training file, by exact match after strings are "
+        "lowercased and whitespace collapsed (numbers rounded with --round). The training file is streamed and never "
+        "stored, copied or printed. Exit 0 when no case is found, 4 when some are (their evidence is invalid), "
+        "2 for a bad file or option. Near-duplicates are not checked.",
+    )
+    common.add_config(check)
+    check.add_argument("--training", required=True, metavar="FILE",
+                       help="training data: JSONL, CSV (.tsv: tab) or Parquet; gzip, bzip2 or xz compressed too")
+    check.add_argument("--format", choices=("jsonl", "csv", "parquet"), help="the training file's format, when its name does not tell")
+    check.add_argument("--field", dest="fields", action="extend", nargs="+", metavar="KEY",
+                       help="compare only these case keys (dotted paths reach into nested objects; repeatable); default: every input key")
+    check.add_argument("--round", dest="digits", type=int, metavar="N", help="round numbers to N decimals before comparing (0-15)")
+    check.add_argument("--skip-malformed", action="store_true",
+                       help="skip training rows that cannot be read, and count them (default: stop with file:line, exit 2)")
+    check.add_argument("--record", action="store_true",
+                       help="write the evidence record under .oloproof/evidence/leakage/ (what `leakage: required` looks for)")
+    check.add_argument("--jobs", type=int, metavar="N", help="worker processes for large uncompressed JSONL (default: the CPUs, up to 4)")
+    common.add_json(check)
+    common.add_quiet(check)
+    check.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from oloproof.errors import ExitCode, UsageError
+    from oloproof.gate import load_dev_testset
+    from oloproof.leakage_record import describe, run_check, write_record
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs: expected a positive number of processes, got {args.jobs}")
+    if args.digits is not None and not 0 <= args.digits <= 15:
+        raise UsageError(f"--round: expected a number of decimals from 0 to 15, got {args.digits}")
+    fields = tuple(dict.fromkeys(key.strip() for key in args.fields)) if args.fields else None
+    if fields is not None and any(not key or key.startswith(".") or key.endswith(".") or ".." in key for key in fields):
+        raise UsageError("--field: expected key paths such as 'text' or 'features.income'")
+    release = common.load(args)
+    testset = load_dev_testset(release)
+    size = Path(args.training).stat().st_size if Path(args.training).is_file() else 0
+    with ScanProgress(enabled=common.interactive() and not args.quiet and size >= PROGRESS_MIN_BYTES, total=size) as progress:
+        result = run_check(
+            release, testset, args.training, fields=fields, digits=args.digits, skip_malformed=args.skip_malformed,
+            format=args.format, jobs=args.jobs, progress=progress,
+        )
+    console = common.console()
+    lines = describe(result)
+    for line in lines:
+        style = "bold red" if line.startswith("cases checked") and result.leaked_ids else None
+        console.print(line, style=style, markup=False, highlight=False)
+    if args.record:
+        path = write_record(release.base_dir, result)
+        console.print(f"recorded: {path.relative_to(release.base_dir)}", markup=False)
+    else:
+        console.print("not recorded (pass --record to write the evidence record the gate reads)", style="dim", markup=False)
+    if args.json:
+        common.write_json(args.json, result.to_json())
+    return int(ExitCode.PASS if result.clean else ExitCode.INSUFFICIENT_EVIDENCE)
+
+
+class ScanProgress:
+    """A rich bar over the training file: bytes read, bytes/s, rows and rows/s."""
+
+    def __init__(self, *, enabled: bool, total: int) -> None:
+        self.enabled = enabled
+        self.total = total
+        self._progress: Any = None
+        self._task: Any = None
+        self._started = 0.0
+
+    def __enter__(self) -> ScanProgress | None:
+        if not self.enabled:
+            return None
+        import time
+
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+        self._progress = Progress(
+            TextColumn("scanning training data"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+            TextColumn("{task.fields[rows]:,} rows ({task.fields[rate]:,.0f}/s)"), TimeRemainingColumn(),
+            console=common.console(stderr=True), transient=True,
+        )
+        self._progress.__enter__()
+        self._task = self._progress.add_task("scan", total=self.total, rows=0, rate=0.0)
+        self._started = time.perf_counter()
+        return self
+
+    def __call__(self, done: int, rows: int) -> None:
+        import time
+
+        elapsed = max(time.perf_counter() - self._started, 1e-9)
+        self._progress.update(self._task, completed=done, rows=rows, rate=rows / elapsed)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)

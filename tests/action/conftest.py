@@ -1,0 +1,213 @@
+"""Fixtures for the GitHub Action's tests: a workspace, the runner's environment, a fake API.
+
+``ActionRun`` fakes what the runner gives a container action: ``INPUT_*`` (hyphens kept),
+``GITHUB_*``, an event payload file, the file-command files, and ``GITHUB_API_URL`` pointing
+at ``FakeGitHub``, an HTTP server on 127.0.0.1 that records every request.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oloproof.action import main
+from tests.conftest import Project, labelled_cases
+
+TOKEN = "ghs_faketoken0123456789"
+REPOSITORY = "octo-org/loan-model"
+SHA = "1111111111111111111111111111111111111111"  # GITHUB_SHA (a merge commit on PRs)
+HEAD_SHA = "2222222222222222222222222222222222222222"  # the PR's head
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class FakeGitHub:
+    """Answers the Checks API like GitHub: 201 with an id on POST, 200 on PATCH, or a scripted error."""
+
+    requests: list[Recorded] = field(default_factory=list)
+    fail_with: int | None = None  # e.g. 403: every request gets this status
+    fail_message: str = "Resource not accessible by integration"
+    fail_after: int | None = None  # fail only from this request number (0-based) on
+    url: str = ""
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]]:
+        number = len(self.requests)
+        self.requests.append(Recorded(method, path, headers, body))
+        if self.fail_with is not None and (self.fail_after is None or number >= self.fail_after):
+            return self.fail_with, {"message": self.fail_message, "documentation_url": "https://docs.github.com/rest"}
+        if method == "POST" and path == f"/repos/{REPOSITORY}/check-runs":
+            return 201, {"id": 4242, "html_url": f"https://github.com/{REPOSITORY}/runs/4242", "name": body.get("name")}
+        if method == "PATCH" and path == f"/repos/{REPOSITORY}/check-runs/4242":
+            return 200, {"id": 4242}
+        return 404, {"message": "Not Found"}
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else None
+            status, answer = fake.handle(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_POST = do_PATCH = do_GET = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class ActionResult:
+    code: int
+    stdout: str
+    summary: str
+    outputs: dict[str, str]
+
+    @property
+    def commands(self) -> list[str]:
+        """Workflow-command lines outside ``::stop-commands::`` blocks (what the runner acts on)."""
+        active: list[str] = []
+        stop: str | None = None
+        for line in self.stdout.splitlines():
+            if stop is not None:
+                if line == f"::{stop}::":
+                    stop = None
+                continue
+            if line.startswith("::stop-commands::"):
+                stop = line[len("::stop-commands::") :]
+                continue
+            if line.startswith("::"):
+                active.append(line)
+        return active
+
+    def annotations(self, level: str) -> list[str]:
+        return [line for line in self.commands if line.startswith(f"::{level}")]
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    values: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<")[0]:
+            name, delimiter = line.split("<<", 1)
+            collected = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                collected.append(inner)
+            values[name] = "\n".join(collected)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+class ActionRun:
+    """One run of the action's entry point, in-process, with the runner's environment faked."""
+
+    def __init__(self, tmp: Path, project: Project, api_url: str = "http://127.0.0.1:9") -> None:
+        self.tmp = tmp
+        self.workspace = project.root
+        self.project = project
+        self.files = tmp / "file_commands"
+        self.files.mkdir()
+        (tmp / "home").mkdir()
+        self.event_name = "push"
+        self.event: dict[str, Any] = {"ref": "refs/heads/main", "after": SHA}
+        self.inputs: dict[str, str] = {"github-token": TOKEN}
+        self.api_url = api_url
+        self.extra: dict[str, str] = {}
+
+    def pull_request(self, *, fork: bool = False) -> ActionRun:
+        self.event_name = "pull_request"
+        head_repo = "someone/loan-model" if fork else REPOSITORY
+        self.event = {
+            "number": 7,
+            "pull_request": {"number": 7, "head": {"sha": HEAD_SHA, "repo": {"full_name": head_repo}}, "base": {"sha": SHA}},
+        }
+        return self
+
+    def release(self, tag: str = "v1.2.0") -> ActionRun:
+        self.event_name = "release"
+        self.event = {"action": "published", "release": {"tag_name": tag}}
+        return self
+
+    def environ(self) -> dict[str, str]:
+        event_path = self.tmp / "event.json"
+        event_path.write_text(json.dumps(self.event))
+        summary, output = self.files / "step_summary", self.files / "output"
+        summary.touch()
+        output.touch()
+        env = {
+            "PATH": __import__("os").environ.get("PATH", ""),
+            "HOME": str(self.tmp / "home"),
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_EVENT_NAME": self.event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPOSITORY,
+            "GITHUB_SHA": SHA,
+            "GITHUB_REF": "refs/heads/main",
+            "GITHUB_REF_NAME": "main",
+            "GITHUB_ACTOR": "octocat",
+            "GITHUB_API_URL": self.api_url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_RUN_ID": "99",
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_OUTPUT": str(output),
+        }
+        env.update({f"INPUT_{name.upper()}": value for name, value in self.inputs.items()})
+        env.update(self.extra)
+        return env
+
+    def __call__(self, **inputs: str) -> ActionResult:
+        self.inputs.update({name.replace("_", "-"): value for name, value in inputs.items()})
+        out = io.StringIO()
+        code = main(self.environ(), out=out)
+        return ActionResult(
+            code=code, stdout=out.getvalue(), summary=(self.files / "step_summary").read_text(),
+            outputs=parse_outputs((self.files / "output").read_text()),
+        )
+
+
+@pytest.fixture
+def action(tmp_path: Path) -> ActionRun:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    project = Project(root).write(cases=labelled_cases(100, 100), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    return ActionRun(tmp_path, project)
