@@ -8,18 +8,18 @@ What a read keeps, and where (docs/holdout.md):
 
 - the log entry: counts, score, interval, digests, who/when/commit/version/reason — never cases or
   outputs;
-- an outcome record ``.oloproof/holdout/read-NNNN-<hash12>.json``: the per-case outcome of the
-  criterion, ordered by the SHA-256 of each case id, with no ids and no contents, so a later paired
-  comparison of two reads of the same set digest can line the cases up;
+- an outcome record ``.oloproof/holdout/read-NNNN-<hash12>.json`` (oloproof/holdout_records.py):
+  the per-case outcome of the criterion, ordered by the SHA-256 of each case id, with no ids and no
+  contents, so a later paired comparison of two reads of the same set digest can line them up;
 - nothing else: the system's outputs are scored in memory and dropped (``.oloproof/`` is
   committed; outputs in it would put holdout material in the repository).
 
 Case ids and contents of the holdout never appear in any message, report or file we write.
+``holdout status`` and ``holdout repair`` live in oloproof/holdout_status.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -29,11 +29,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from oloproof.checks import CheckReport, GateCheck, GateContext
 from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
-from oloproof.readslog import MAX_REASON, LogError, LogState, ReadEntry, ReadFields, ReadsLog, RepairEntry, Witness, quote, verify
+from oloproof.holdout_records import relative, witnesses, write_outcome_record
+from oloproof.readslog import MAX_REASON, LogState, ReadEntry, ReadFields, quote
+from oloproof.readslog_file import ReadsLog
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.verdicts import REASONS, Verdict
 
@@ -44,11 +44,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 READ_SCHEMA = "oloproof.holdout-read/1"
-STATUS_SCHEMA = "oloproof.holdout-status/1"
-REPAIR_SCHEMA = "oloproof.holdout-repair/1"
-OUTCOMES_SCHEMA = "oloproof.holdout-outcomes/1"
-OUTCOME_ORDER = "cases sorted by the SHA-256 (hex) of their UTF-8 id; ids are not stored"
-RECORDS_DIR = (".oloproof", "holdout")
 DEFAULT_PSI = 0.12  # expected discordance between two compared versions (STATISTICS.md §6)
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -96,10 +91,6 @@ def cases_path(release: Release, environ: Mapping[str, str] | None = None) -> Pa
     return release.resolve(_VARIABLE.sub(expand, spec.cases))
 
 
-def uses_environment(spec: HoldoutSpec) -> tuple[str, ...]:
-    return tuple(_VARIABLE.findall(spec.cases))
-
-
 _ID_QUOTED = re.compile(r"(case(?: id)? )'(?:[^'\\]|\\.)*'")
 _ID_REPR = re.compile(r"got id .*$")
 
@@ -143,7 +134,7 @@ def printable(text: str) -> str:
 # --------------------------------------------------------------------------- who and where
 
 
-def _git(cwd: Path, *args: str) -> str | None:
+def git_output(cwd: Path, *args: str) -> str | None:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
@@ -158,8 +149,8 @@ def reader(base_dir: Path, environ: Mapping[str, str] | None = None) -> tuple[st
     holding release.yaml (or $GITHUB_SHA), 12 hex digits, or "unknown"."""
     env = os.environ if environ is None else environ
     actor = env.get("GITHUB_ACTOR") if env.get("GITHUB_ACTIONS") == "true" else None
-    who = actor or _git(base_dir, "config", "user.name") or env.get("GITHUB_ACTOR") or env.get("USER") or env.get("USERNAME") or "unknown"
-    commit = _git(base_dir, "rev-parse", "--short=12", "HEAD") or env.get("GITHUB_SHA", "")[:12] or "unknown"
+    who = actor or git_output(base_dir, "config", "user.name") or env.get("GITHUB_ACTOR") or env.get("USER") or env.get("USERNAME") or "unknown"
+    commit = git_output(base_dir, "rev-parse", "--short=12", "HEAD") or env.get("GITHUB_SHA", "")[:12] or "unknown"
     return who, commit
 
 
@@ -167,104 +158,9 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-# --------------------------------------------------------------------------- outcome records
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OutcomeRecord:
-    """The per-case outcomes of one read, for paired comparisons of reads of the same set.
-
-    ``outcomes[i]`` belongs to the i-th case in the order of sha256(case id): 1/0 for pass/fail
-    (or a score in [0, 1]), None for a case without a usable output.
-    """
-
-    path: Path
-    log: str
-    seq: int
-    entry_hash: str
-    set_digest: str
-    n: int
-    criterion: str
-    kind: str
-    version: str
-    outcomes: tuple[float | None, ...]
-    data: dict[str, Any]
-
-
-def records_dir(release: Release) -> Path:
-    return release.base_dir.joinpath(*RECORDS_DIR)
-
-
-def load_outcome_records(release: Release) -> tuple[list[OutcomeRecord], list[str]]:
-    """Every outcome record of this release's log, oldest read first, and notes on unreadable ones."""
-    spec = holdout_spec(release)
-    folder = records_dir(release)
-    records: list[OutcomeRecord] = []
-    notes: list[str] = []
-    if not folder.is_dir():
-        return records, notes
-    for file in sorted(folder.glob("read-*.json")):
-        try:
-            data = orjson.loads(file.read_bytes())
-            if data.get("schema") != OUTCOMES_SCHEMA:
-                raise ValueError(f"schema is not {OUTCOMES_SCHEMA}")
-            record = OutcomeRecord(
-                path=file, log=data["log"], seq=int(data["read"]), entry_hash=str(data["entry_hash"]),
-                set_digest=data["set"]["digest"], n=int(data["set"]["n"]), criterion=data["criterion"], kind=data["kind"],
-                version=data["version"], outcomes=tuple(data["outcomes"]), data=data,
-            )
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            notes.append(f"outcome record {_relative(release, file)} is unreadable and was ignored ({exc})")
-            continue
-        if record.log == spec.log:
-            records.append(record)
-    records.sort(key=lambda record: (record.seq, record.entry_hash))
-    return records, notes
-
-
-def _relative(release: Release, file: Path) -> str:
-    try:
-        return file.relative_to(release.base_dir).as_posix()
-    except ValueError:
-        return str(file)
-
-
-def _witnesses(release: Release) -> list[Witness]:
-    records, _ = load_outcome_records(release)
-    return [Witness(seq=record.seq, hash=record.entry_hash, source=_relative(release, record.path)) for record in records]
-
-
 def open_log(release: Release) -> ReadsLog:
     spec = holdout_spec(release)
-    return ReadsLog(release.resolve(spec.log), shown=spec.log, witnesses=lambda: _witnesses(release))
-
-
-def outcome_vector(testset: TestSet, values: Any, kind: str) -> list[float | None]:
-    import math
-
-    order = sorted(range(len(testset.cases)), key=lambda i: hashlib.sha256(testset.cases[i].id.encode()).hexdigest())
-    out: list[float | None] = []
-    for index in order:
-        value = float(values[index])
-        out.append(None if math.isnan(value) else (int(value) if kind == "binary" else round(value, 9)))
-    return out
-
-
-def _write_record(release: Release, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any]) -> Path:
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.identity import checker_identity
-
-    spec = holdout_spec(release)
-    data = {
-        "schema": OUTCOMES_SCHEMA, "log": spec.log, "read": entry.seq, "entry_hash": entry.hash, "when": entry.when,
-        "set": {"kind": "holdout", "digest": testset.digest, "n": len(testset)},
-        "version": entry.fields.version, "criterion": entry.fields.criterion, "kind": kind,
-        "config_digest": release.digest, "checker": checker_identity().to_json(), "run": run,
-        "order": OUTCOME_ORDER, "outcomes": outcome_vector(testset, values, kind),
-    }
-    path = records_dir(release) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
-    atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")
-    return path
+    return ReadsLog(release.resolve(spec.log), shown=spec.log, witnesses=lambda: witnesses(release.base_dir, log=spec.log))
 
 
 # --------------------------------------------------------------------------- budget
@@ -284,10 +180,10 @@ class BudgetStatus:
     def spent(self) -> bool:
         return self.declared is not None and self.used >= self.declared
 
-    def text(self) -> str:
+    def text(self, *, hint: bool = True) -> str:
         if self.declared is None:
-            hint = f" (suggested: {self.suggestion.reads}; see `oloproof holdout status`)" if self.suggestion else ""
-            return f"{self.used} read(s) so far; no budget declared{hint}"
+            hint_text = f" (suggested: {self.suggestion.reads}; see `oloproof holdout status`)" if self.suggestion and hint else ""
+            return f"{self.used} read(s) so far; no budget declared{hint_text}"
         over = f" ({self.used - self.declared} over budget)" if self.used > self.declared else ""
         return f"{self.used} of {self.declared} reads used, {self.left} left{over}"
 
@@ -392,13 +288,6 @@ def entry_json(entry: ReadEntry) -> dict[str, Any]:
     }
 
 
-def repair_json(entry: RepairEntry) -> dict[str, Any]:
-    return {
-        "when": entry.when, "who": entry.who, "commit": entry.commit, "reads_used": entry.reads_used, "orphans": list(entry.orphans),
-        "found": entry.found, "reason": entry.reason, "line": entry.line, "prev": entry.prev, "hash": entry.hash,
-    }
-
-
 def check_reason(reason: str | None, *, what: str = "read") -> str:
     text = (reason or "").strip()
     if not text:
@@ -436,13 +325,15 @@ def read_holdout(
     reason: str,
     outputs: Path | None = None,
     outputs_shown: str | None = None,
+    command: str | None = None,
     version: str | None = None,
     on_wait: Callable[[], None] | None = None,
     on_batch: Callable[[int, int], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> HoldoutRead:
     """Read the holdout once: refuse (BLOCKED) on a broken log or a spent budget, otherwise score
-    the system (or imported ``outputs`` of ``version``) and append the read to the log.
+    the system — ``system.command``, or ``command`` as ``version`` (e.g. the week-0 prompt for a
+    baseline re-measurement), or imported ``outputs`` of ``version`` — and append the read.
 
     The budget is checked once without the lock (to refuse without loading anything) and again
     under it; scoring and the append happen under the lock, so N concurrent reads with k left make
@@ -456,6 +347,18 @@ def read_holdout(
 
     spec = holdout_spec(release)
     reason = check_reason(reason)
+    version = (version or "").strip() or None
+    if outputs is not None and command is not None:
+        raise UsageError("give --outputs or --command, not both")
+    if (outputs is not None or command is not None) and version is None:
+        raise UsageError(f"{'--outputs' if outputs is not None else '--command'} needs --version NAME (the system version it scores)")
+    if version is not None and outputs is None and command is None:
+        raise UsageError("--version names imported outputs (--outputs) or a --command; a read of system.command uses system.version")
+    if outputs is None and command is None and release.system.command is None:
+        raise ConfigError(
+            release.path, release.system.line, "system.command",
+            "no command declared; score outputs made elsewhere with `oloproof holdout run --outputs FILE --version NAME`",
+        )
     log = open_log(release)
     confidence = release.policy.confidence
 
@@ -469,13 +372,6 @@ def read_holdout(
     before = log.state()
     if (why := refusal(spec, before)) is not None:
         return refused(before, why)
-    if outputs is None and release.system.command is None:
-        raise ConfigError(
-            release.path, release.system.line, "system.command",
-            "no command declared; score outputs made elsewhere with `oloproof holdout run --outputs FILE --version NAME`",
-        )
-    if outputs is not None and not (version or "").strip():
-        raise UsageError("--outputs needs --version NAME (the system version that produced them)")
     testset = load_holdout(release, environ)
     evaluator = release.criteria()[spec.criterion]
 
@@ -493,9 +389,9 @@ def read_holdout(
         if outputs is not None:
             assert version is not None
             shown = outputs_shown or str(outputs)
-            record, answers = import_outputs(release, testset, store, outputs, version=version.strip(), shown=shown, kind="holdout")
+            record, answers = import_outputs(release, testset, store, outputs, version=version, shown=shown, kind="holdout")
         else:
-            record, answers = execute(release, testset, store, kind="holdout", on_batch=on_batch)
+            record, answers = execute(release, testset, store, kind="holdout", on_batch=on_batch, command=command, version=version)
         outcome = evaluate(answers)
         interval, details, method_reasons = compute_interval(outcome, _holdout_rule(release, spec), release.policy, testset)
         values = outcome.values
@@ -515,13 +411,22 @@ def read_holdout(
             "status": record.status, "failure": record.failure, "imported_from": record.imported_from,
             "n_outputs": record.n_outputs, "problems": len(record.case_errors) + len(record.run_errors),
         }
-        path = _write_record(release, entry, testset, values, fields.kind, run)
-    after = replace(state, reads_used=state.reads_used + 1)
+        path = write_outcome_record(
+            release.base_dir, log=spec.log, entry=entry, testset=testset, values=values, kind=fields.kind, run=run,
+            config_digest=release.digest,
+        )
+    after = replace(state, reads_used=entry.seq)
     notes = _read_notes(record.failure, missing, len(testset), (*method_reasons, *outcome.reasons), details)
+    if state.reads and state.reads[-1].fields.set_digest != testset.digest:
+        previous = state.reads[-1]
+        notes += (
+            f"the holdout set changed since read {previous.seq} ({short(previous.fields.set_digest)}): "
+            "this score is not comparable with earlier ones, and the budget still counts every read",
+        )
     return HoldoutRead(
         verdict=None, reasons=(), sentence="", log=spec.log,
         budget=budget_status(spec, after, n=len(testset), confidence=confidence), entry=entry, set_digest=testset.digest,
-        set_shown=spec.cases, n=len(testset), interval=interval, record=_relative(release, path), run=run, notes=notes,
+        set_shown=spec.cases, n=len(testset), interval=interval, record=relative(release.base_dir, path), run=run, notes=notes,
     )
 
 
@@ -572,133 +477,22 @@ def appended_line(read: HoldoutRead) -> str:
     return f"appended to {read.log} ({where})"
 
 
-# --------------------------------------------------------------------------- status
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HoldoutStatus:
-    log: str
-    state: LogState
-    budget: BudgetStatus
-    set_shown: str
-    set_digest: str | None  # None when the set is not available here
-    n: int | None
-    unavailable: str | None  # why the set could not be read here
-    records: dict[str, str]  # entry hash -> outcome record path
-    history: str | None  # --since: None when append-only since the ref, else what is wrong
-    since: str | None
-    notes: tuple[str, ...]
-
-    @property
-    def intact(self) -> bool:
-        return self.state.intact and self.history is None
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.intact else int(Verdict.BLOCKED.exit_code)
-
-    def to_json(self) -> dict[str, Any]:
-        state = self.state
-        return {
-            "schema": STATUS_SCHEMA, "intact": self.intact, "exit_code": self.exit_code,
-            "reasons": [] if self.intact else ["holdout_log_tampered"],
-            "log": {
-                "path": self.log, "exists": state.exists, "chain_intact": state.intact,
-                "problems": [{"line": p.line, "message": p.message} for p in state.problems],
-                "acknowledged": [{"line": p.line, "message": p.message} for p in state.acknowledged],
-                "since": None if self.since is None else {"ref": self.since, "append_only": self.history is None, "problem": self.history},
-                "notes": list(state.notes),
-            },
-            "set": {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n, "unavailable": self.unavailable},
-            "budget": self.budget.to_json(),
-            "reads": [{**entry_json(entry), "outcome_record": self.records.get(entry.hash)} for entry in state.reads],
-            "repairs": [repair_json(entry) for entry in state.repairs],
-            "notes": list(self.notes),
-        }
-
-
-def _history_problem(release: Release, ref: str, current: bytes | None) -> str | None:
+def read_for_gate(release: Release, *, reason: str, environ: Mapping[str, str] | None = None) -> CheckReport:
+    """One read as a check report (name ``holdout-read``), for the GitHub Action: the score line and
+    the log line as its status, or a BLOCKED row when the read is refused. Its ``data`` is the
+    ``oloproof.holdout-read/1`` JSON. Configuration errors (an unset variable, a malformed set)
+    raise like everywhere else."""
+    result = read_holdout(release, reason=reason, environ=environ)
     spec = holdout_spec(release)
-    path = release.resolve(spec.log)
-    if _git(path.parent, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
-        raise UsageError(f"--since {ref}: not a commit in the repository holding {spec.log}")
-    try:
-        proc = subprocess.run(["git", "show", f"{ref}:./{path.name}"], cwd=path.parent, capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise UsageError(f"--since {ref}: git failed ({exc})") from None
-    if proc.returncode != 0:
-        return None  # the log did not exist at ref: anything since is an append
-    old = proc.stdout
-    kept = old[: verify(old, shown=spec.log).append_offset]
-    if (current or b"").startswith(kept):
-        return None
-    return f"the log at {ref} is not a prefix of the log now: entries were changed or removed since {ref}"
-
-
-def holdout_status(
-    release: Release, *, delta: float | None = None, psi: float = DEFAULT_PSI, since: str | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> HoldoutStatus:
-    spec = holdout_spec(release)
-    log = open_log(release)
-    data = log.read_bytes()
-    records, record_notes = load_outcome_records(release)
-    state = verify(data, shown=spec.log, witnesses=[
-        Witness(seq=r.seq, hash=r.entry_hash, source=_relative(release, r.path)) for r in records
-    ])
-    digest: str | None = None
-    n: int | None = None
-    unavailable: str | None = None
-    try:
-        testset = load_holdout(release, environ)
-        digest, n = testset.digest, len(testset)
-    except HoldoutUnavailable as exc:
-        unavailable = exc.message
-    notes = list(record_notes)
-    last = state.reads[-1] if state.reads else None
-    if n is None and last is not None:
-        n = last.fields.n
-    if digest is not None and last is not None and last.fields.set_digest != digest:
-        notes.append(
-            f"the holdout set changed since read {last.seq} ({short(last.fields.set_digest)} then, {short(digest)} now): "
-            "earlier reads measured other cases; the budget still counts them"
+    if result.verdict is not None:
+        return CheckReport(
+            name="holdout-read", title="Holdout read", status=f"refused ({', '.join(result.reasons)})", verdict=result.verdict,
+            reasons=result.reasons, sentence=result.sentence, data=result.to_json(), source=release.path, line=spec.line,
         )
-    recorded = {r.entry_hash: _relative(release, r.path) for r in records}
-    missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
-    if missing_records:
-        notes.append(
-            f"no outcome record for read(s) {', '.join(map(str, missing_records))} under {'/'.join(RECORDS_DIR)}/: "
-            "paired comparisons cannot use them (commit .oloproof/holdout/ with the log)"
-        )
-    history = _history_problem(release, since, data) if since else None
-    return HoldoutStatus(
-        log=spec.log, state=state,
-        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi),
-        set_shown=spec.cases, set_digest=digest, n=n, unavailable=unavailable, records=recorded, history=history,
-        since=since, notes=tuple(notes),
+    return CheckReport(
+        name="holdout-read", title="Holdout read", status=score_line(result), sentence=appended_line(result),
+        lines=result.notes, data=result.to_json(), source=release.path, line=spec.line,
     )
-
-
-# --------------------------------------------------------------------------- repair
-
-
-def repair_log(
-    release: Release, *, reason: str, reads_used: int | None = None, environ: Mapping[str, str] | None = None
-) -> tuple[LogState, RepairEntry]:
-    """Append a repair entry acknowledging every problem of a broken log (its lines are kept)."""
-    reason = check_reason(reason, what="repair")
-    log = open_log(release)
-    who, commit = reader(release.base_dir, environ)
-    with log.transaction() as tx:
-        if tx.state.intact:
-            raise UsageError(f"{tx.state.shown} verifies ({tx.state.reads_used} reads): there is nothing to repair")
-        if reads_used is not None and reads_used < tx.state.reads_used:
-            raise UsageError(f"--reads-used {reads_used} is below the {tx.state.reads_used} reads the log shows; a repair never lowers the count")
-        try:
-            entry = tx.append_repair(when=utc_now(), who=who, commit=commit, reason=reason, reads_used=reads_used)
-        except LogError as exc:
-            raise UsageError(str(exc)) from None
-        return tx.state, entry
 
 
 # --------------------------------------------------------------------------- the gate's view

@@ -20,33 +20,26 @@ Free text (reason, who, version…) is written as a JSON string whenever it is n
 with every control, format and line-separator character escaped, so a reason holding ``|``, a
 quote, a newline or a bidi override can neither forge a field nor a line nor hide text in a diff.
 
-Appends are one ``write`` of the whole line on an ``O_APPEND`` descriptor followed by ``fsync``,
-under an exclusive ``flock`` on ``<log>.lock``: concurrent writers serialise, and a crash mid-write
-can leave at most a final line without its newline. Such a *torn tail* is not an entry: it is
-ignored when reading and cut off by the next append (under the lock). A final line that lacks only
-its newline but is otherwise a complete, verifying entry still counts.
+A final line without its newline (a crash mid-append, oloproof/readslog_file.py) is a *torn tail*:
+not an entry, ignored here; one that lacks only the newline but verifies still counts.
 
-A broken log is never rewritten. ``repair`` appends a ``repair`` entry that commits to the exact
+This module is pure (text in, verified state out); the file, its lock and appends live in
+oloproof/readslog_file.py. A broken log is never rewritten. ``repair`` appends a ``repair`` entry that commits to the exact
 bytes before it (its ``prev`` is their SHA-256), records who acknowledged what and why, and how
 many reads the log had used; breaks before a valid repair are history, breaks after it are not.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-import os
 import re
-import time
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from oloproof.atomic import locked
+from oloproof.errors import UsageError
 
 FORMAT = "oloproof.reads/1"
 HEADER = (
@@ -57,10 +50,6 @@ ZERO = "0" * 64
 PREV_CHARS = 16
 MAX_REASON = 1000
 MAX_FOUND = 800
-
-# Test-only hook: write half of an append, fsync, sleep this many seconds, then the rest, so a test
-# can kill the writer mid-append for real. Never set it outside tests.
-TEST_PAUSE_ENV = "OLOPROOF_TEST_APPEND_PAUSE"
 
 _BARE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@/+:~-]*")
 _WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -180,8 +169,9 @@ class LogState:
         return self.reads_used + 1
 
 
-class LogError(Exception):
-    """An append was asked of a log that does not allow it (a broken chain, nothing to repair)."""
+class LogError(UsageError):
+    """An append the log does not allow (a broken chain, nothing to repair) or cannot take here
+    (permissions, a full disk, a hand edit while the lock was held): exit 2."""
 
 
 # --------------------------------------------------------------------------- text
@@ -385,12 +375,15 @@ def _parse_read(parts: list[str], line_no: int, text: str) -> ReadEntry:
     if interval is None and kv["interval"] != _NO_INTERVAL:
         raise _Malformed("interval: not '[low, high] 95% exact'")
     budget = None if kv["budget"] == "none" else _int(kv["budget"], "budget")
+    missing, n, answered = _int(kv["missing"], "missing"), _int(kv["n"], "n"), int(match["answered"])
+    if answered + missing != n or (binary is not None and int(binary["passes"]) > answered):
+        raise _Malformed("the counts do not add up (answered + missing must be n, passes at most answered)")
     fields = ReadFields(
         who=_text(kv["who"], "who"), commit=_text(kv["commit"], "commit"), version=_text(kv["version"], "version"),
-        set_digest=kv["set"], n=_int(kv["n"], "n"), criterion=_text(kv["criterion"], "criterion"),
+        set_digest=kv["set"], n=n, criterion=_text(kv["criterion"], "criterion"),
         kind="binary" if binary is not None else "score",
         passes=float(binary["passes"]) if binary is not None else float(match["est"]) * int(match["answered"]),
-        answered=int(match["answered"]), missing=_int(kv["missing"], "missing"), estimate=float(match["est"]),
+        answered=answered, missing=missing, estimate=float(match["est"]),
         low=float(interval["low"]) if interval else None, high=float(interval["high"]) if interval else None,
         level=float(interval["level"]) / 100 if interval else 0.0,
         approximate=bool(interval and interval["kind"] == "approximate"),
@@ -508,25 +501,26 @@ def verify(data: bytes | None, *, shown: str, witnesses: Sequence[Witness] = ())
         found = _HASH_SUFFIX.search(raw.decode("utf-8", "replace"))
         if found is not None:
             walk.hashes.setdefault(found["hash"][:PREV_CHARS], number)
+    view = memoryview(data)  # the bytes before a line, without copying them, for repair entries
     offset = 0
     for number, raw in enumerate(raw_lines, start=1):
-        _visit(raw, number, data[:offset], walk)
+        _visit(raw, number, view[:offset], walk)
         offset += len(raw) + 1
     if raw_lines and not walk.genesis_seen and not walk.problems:
         walk.problems.append(Problem(line=None, message="the log has no genesis line"))
     append_offset, need_newline, torn = complete, False, 0
     if tail:
-        probe = _Walk(
-            reads=list(walk.reads), repairs=list(walk.repairs), acknowledged_orphans=set(walk.acknowledged_orphans),
-            counted=walk.counted, head=walk.head, genesis_seen=walk.genesis_seen, header_reported=walk.header_reported,
-            hashes=walk.hashes,
+        tail_line = len(raw_lines) + 1
+        probe = replace(
+            walk, reads=list(walk.reads), repairs=list(walk.repairs), problems=list(walk.problems),
+            acknowledged=list(walk.acknowledged), acknowledged_orphans=set(walk.acknowledged_orphans),
         )
-        _visit(tail, len(raw_lines) + 1, data[:complete], probe)
-        if not probe.problems and len(probe.reads) + len(probe.repairs) > len(walk.reads) + len(walk.repairs):
-            probe.problems, probe.acknowledged = walk.problems, walk.acknowledged
+        _visit(tail, tail_line, view[:complete], probe)
+        added = len(probe.reads) + len(probe.repairs) > len(walk.reads) + len(walk.repairs)
+        if added and not any(problem.line == tail_line for problem in (*probe.problems, *probe.acknowledged)):
             walk = probe
             append_offset, need_newline = len(data), True
-            notes.append(f"line {len(raw_lines) + 1}: the last entry lacks its newline; the next append adds it")
+            notes.append(f"line {tail_line}: the last entry lacks its newline; the next append adds it")
         else:
             torn = len(tail)
             notes.append(
@@ -560,7 +554,7 @@ def _check_witnesses(walk: _Walk, witnesses: Sequence[Witness], *, log_hashes: s
         )
 
 
-def _visit(raw: bytes, line_no: int, before: bytes, walk: _Walk) -> None:
+def _visit(raw: bytes, line_no: int, before: memoryview, walk: _Walk) -> None:
     def broken(message: str) -> None:
         walk.problems.append(Problem(line=line_no, message=message))
 
@@ -583,7 +577,7 @@ def _visit(raw: bytes, line_no: int, before: bytes, walk: _Walk) -> None:
     _entry(text, line_no, before, walk, broken)
 
 
-def _entry(text: str, line_no: int, before: bytes, walk: _Walk, broken: Callable[[str], None]) -> None:
+def _entry(text: str, line_no: int, before: memoryview, walk: _Walk, broken: Callable[[str], None]) -> None:
     split = _body_and_hash(text)
     try:
         parsed = parse_entry(text, line_no)
@@ -591,6 +585,8 @@ def _entry(text: str, line_no: int, before: bytes, walk: _Walk, broken: Callable
         broken(f"not a valid entry ({why})")
         if split is not None:  # keep following the chain from the hash it claims
             walk.head = split[1]
+            if not text.startswith(("repair |", "genesis |")):
+                walk.counted += 1  # a garbled read still counts against the budget
         return
     assert split is not None
     body, stored = split
@@ -620,147 +616,3 @@ def _entry(text: str, line_no: int, before: bytes, walk: _Walk, broken: Callable
     walk.counted = max(walk.counted, parsed.reads_used)
     walk.repairs.append(parsed)
     walk.head = stored
-
-
-# --------------------------------------------------------------------------- the file
-
-
-def _busy(lock_path: Path) -> bool:
-    """True when another process holds the lock right now (only to tell the person we wait)."""
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing releases a lock we got
-    return False
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-class ReadsLog:
-    """One READS.log file: verified reads, and appends under its lock.
-
-    ``witnesses`` returns the outcome records of past reads (checked against the log on every
-    verification, and again under the lock before an append).
-    """
-
-    def __init__(self, path: Path, *, shown: str, witnesses: Callable[[], Sequence[Witness]] = tuple) -> None:
-        self.path = path
-        self.shown = shown
-        self.witnesses = witnesses
-        self.lock_path = path.with_name(path.name + ".lock")
-
-    def read_bytes(self) -> bytes | None:
-        try:
-            return self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-
-    def state(self) -> LogState:
-        return verify(self.read_bytes(), shown=self.shown, witnesses=self.witnesses())
-
-    @contextlib.contextmanager
-    def transaction(self, *, on_wait: Callable[[], None] | None = None) -> Iterator[Transaction]:
-        """Hold the log's lock; the transaction's ``state`` is read and verified under it.
-
-        Whatever the caller decides and computes inside the block (the budget check, the
-        scoring) is atomic with respect to every other writer of this log.
-        """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if on_wait is not None and _busy(self.lock_path):
-            on_wait()
-        with locked(self.lock_path):
-            data = self.read_bytes()
-            witnesses = tuple(self.witnesses())
-            yield Transaction(self, verify(data, shown=self.shown, witnesses=witnesses), data or b"", witnesses)
-
-
-class Transaction:
-    """At most one append, made while the lock is held."""
-
-    def __init__(self, log: ReadsLog, state: LogState, data: bytes, witnesses: tuple[Witness, ...]) -> None:
-        self.log = log
-        self.state = state
-        self._data = data
-        self._witnesses = witnesses
-        self._done = False
-
-    def append_read(self, fields: ReadFields, *, when: str) -> ReadEntry:
-        """Append read number ``state.next_seq``; refused (LogError) on a log that does not verify."""
-        state = self.state
-        if not state.intact:
-            raise LogError(f"{state.shown} fails its hash-chain check; no read may be appended")
-        prefix = ""
-        head = state.head
-        if head is None:
-            genesis = render_genesis(when)
-            prefix, head = new_log_prefix(when), genesis[-64:]
-        seq = state.next_seq
-        text = render_read(seq, when, fields, head)
-        self._append(prefix + text + "\n")
-        line = state.lines + prefix.count("\n") + 1
-        return ReadEntry(seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text)
-
-    def append_repair(self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None) -> RepairEntry:
-        """Acknowledge every problem of a broken log, keeping its lines as they are."""
-        state = self.state
-        if state.intact:
-            raise LogError(f"{state.shown} verifies: there is nothing to repair")
-        used = max(state.reads_used, reads_used or 0)
-        in_log = {entry.hash for entry in state.reads}
-        orphans = tuple(sorted({witness.hash[:12] for witness in self._witnesses if witness.hash not in in_log}))
-        found = "; ".join(str(problem) for problem in state.problems)
-        kept = self._data[: state.append_offset] + (b"\n" if state.need_newline else b"")
-        prefix = "" if kept else new_log_prefix(when)
-        covers = hashlib.sha256(kept + prefix.encode()).hexdigest()
-        text = render_repair(when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason, covers=covers)
-        self._append(prefix + text + "\n")
-        return RepairEntry(
-            when=when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason,
-            prev=covers[:PREV_CHARS], hash=text[-64:], line=state.lines + prefix.count("\n") + 1, text=text,
-        )
-
-    def _append(self, text: str) -> None:
-        if self._done:
-            raise LogError("one append per transaction")
-        self._done = True
-        state = self.state
-        data = text.encode("utf-8")
-        if state.need_newline:
-            data = b"\n" + data
-        created = not self.log.path.exists()
-        fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if os.fstat(fd).st_size != state.size:
-                raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")
-            if state.torn_bytes:
-                # Cut a torn final line (an interrupted append) before writing after it.
-                os.ftruncate(fd, state.append_offset)
-            pause = os.environ.get(TEST_PAUSE_ENV)
-            if pause:
-                half = len(data) // 2
-                _write_all(fd, data[:half])
-                os.fsync(fd)
-                time.sleep(float(pause))
-                data = data[half:]
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            with contextlib.suppress(OSError):
-                dir_fd = os.open(self.log.path.parent, os.O_RDONLY)
-                try:
-                    os.fsync(dir_fd)
-                finally:
-                    os.close(dir_fd)

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import ECHO, Project, labelled_cases, write_cases
+
 from oloproof.config import load_release
-from oloproof.holdout import OUTCOME_ORDER, load_outcome_records, outcome_vector, read_holdout
+from oloproof.holdout import read_for_gate, read_holdout
+from oloproof.holdout_records import OUTCOME_ORDER, load_outcome_records, outcome_vector
 from oloproof.readslog import verify
 
 MARKER = "HOLDOUT-MARKER-7f3a"
@@ -108,6 +109,19 @@ def test_an_imported_outputs_file_can_be_scored_as_a_read(project: Project, caps
     assert read(project, "no version", "--outputs", str(preds)) == 2
 
 
+def test_a_baseline_command_is_read_as_its_own_version(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    setup(project)
+    command = f"{sys.executable} {ECHO}"
+    assert read(project, "baseline re-measurement, overfitting investigation", "--command", command, "--version", "prompt-v0") == 0
+    assert state(project).reads[0].fields.version == "prompt-v0"
+    capsys.readouterr()
+    assert read(project, "x", "--version", "v9") == 2
+    assert "--version names imported outputs (--outputs) or a --command" in capsys.readouterr().err
+    assert read(project, "x", "--command", command) == 2
+    assert "--command needs --version NAME" in capsys.readouterr().err
+    assert state(project).reads_used == 1
+
+
 def test_with_no_budget_reads_are_logged_and_a_budget_is_suggested(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     setup(project, budget=None)
     assert read(project) == 0
@@ -124,7 +138,10 @@ def test_with_no_budget_reads_are_logged_and_a_budget_is_suggested(project: Proj
     assert suggested["reads"] == 9 and suggested["n"] == 120
 
 
-def test_status_shows_the_reads_table_and_what_is_left(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_shows_the_reads_table_and_what_is_left(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # one table row per read, for the assertions
     setup(project, budget=20)
     assert read(project, "week-0 baseline, both sets") == 0
     assert read(project, "week-3 check | not tuning") == 0
@@ -141,6 +158,19 @@ def test_status_shows_the_reads_table_and_what_is_left(project: Project, capsys:
     assert status["schema"] == "oloproof.holdout-status/1" and status["intact"] is True
     assert [item["read"] for item in status["reads"]] == [1, 2]
     assert all(item["outcome_record"].startswith(".oloproof/holdout/read-000") for item in status["reads"])
+
+
+def test_a_changed_set_is_named_in_the_read_and_in_status(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    setup(project)
+    assert read(project, "one") == 0
+    write_cases(project.root / "evals" / "holdout" / "cases.jsonl", holdout_cases(130, 90))
+    capsys.readouterr()
+    assert read(project, "two") == 0
+    assert "note: the holdout set changed since read 1 (sha256:" in capsys.readouterr().out
+    assert project.cli("holdout", "status") == 0
+    out = capsys.readouterr().out
+    assert re.search(r"┃\s*criterion\s*┃\s*set\s*┃", out)  # reads of two sets: each row names its set
+    assert "budget: 2 of 20 reads used" in out
 
 
 def test_status_before_any_read(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -169,7 +199,7 @@ def test_the_holdout_path_may_come_from_the_environment(project: Project, capsys
     monkeypatch.delenv("HOLDOUT_DIR", raising=False)
     assert read(project) == 2
     err = capsys.readouterr().err
-    assert "release.yaml:11: holdout.cases: environment variable HOLDOUT_DIR is not set (holdout.cases is '${HOLDOUT_DIR}/private.jsonl')" in err
+    assert "release.yaml:14: holdout.cases: environment variable HOLDOUT_DIR is not set (holdout.cases is '${HOLDOUT_DIR}/private.jsonl')" in err
     assert project.cli("holdout", "status") == 0  # status reads the log without the set
     assert "not available here (environment variable HOLDOUT_DIR is not set" in capsys.readouterr().out
     monkeypatch.setenv("HOLDOUT_DIR", str(secret_dir))
@@ -247,6 +277,10 @@ def test_a_tampered_log_is_reported_refuses_reads_and_is_repaired_explicitly(pro
     assert "repair at line 7" in capsys.readouterr().out
     assert read(project, "four") == 0
     assert "(run 4 of 20 in budget)" in capsys.readouterr().out
+    release_yaml = project.root / "release.yaml"
+    release_yaml.write_text(release_yaml.read_text().replace("budget: 20", "budget: 30"))
+    assert project.cli("holdout", "status") == 0
+    assert "note: the budget was 20 at read 4 and is 30 in release.yaml now" in capsys.readouterr().out
     assert project.cli("holdout", "repair", "--reason", "again") == 2
     assert "verifies (4 reads): there is nothing to repair" in capsys.readouterr().err
 
@@ -262,6 +296,8 @@ def test_resetting_the_log_to_undo_a_read_is_caught(project: Project, capsys: py
     out = capsys.readouterr().out
     assert "read 2 (hash " in out and "has an outcome record (.oloproof/holdout/read-0002-" in out
     assert read(project, "three") == 3
+    assert project.cli("holdout", "repair", "--reason", "undone", "--reads-used", "1") == 2
+    assert "--reads-used 1 is below the 2 reads the log shows" in capsys.readouterr().err
     assert project.cli("holdout", "repair", "--reason", "read 2 was undone by a checkout; it counts") == 0
     assert read(project, "three") == 0
     assert state(project).reads[-1].seq == 3
@@ -316,8 +352,7 @@ def test_holdout_contents_never_appear_in_any_output_or_file(project: Project, c
     received = project.root / "system-side" / "received.jsonl"
     received.parent.mkdir()
     cases = holdout_cases(marker=True)
-    drop = cases[3]["id"]
-    setup(project, holdout=cases, system_args=f"--record {received} --drop {drop} --extra --garbage")
+    setup(project, holdout=cases, system_args=f"--record {received} --crash-after 100")
     assert read(project, "baseline", "--json", str(project.root / "read.json")) == 0
     assert project.cli("holdout", "status", "--json", str(project.root / "status.json")) == 0
     assert project.cli("gate", "--json", str(project.root / "gate.json"), "--junit", str(project.root / "gate.xml")) == 0
@@ -331,7 +366,8 @@ def test_holdout_contents_never_appear_in_any_output_or_file(project: Project, c
     for path in project.root.rglob("*"):
         if path.is_file() and path not in (holdout_file, received):
             assert MARKER.encode() not in path.read_bytes(), path
-    assert "1 of 120 cases have no usable output" in captured.out
+    assert "20 of 120 cases have no usable output" in captured.out
+    assert "the system failed on the holdout (batch 1: system exited with status 3); the read still counts" in captured.out
 
 
 def test_outcome_records_line_up_reads_of_the_same_set(project: Project) -> None:
@@ -339,7 +375,7 @@ def test_outcome_records_line_up_reads_of_the_same_set(project: Project) -> None
     assert read(project, "one") == 0
     assert read(project, "two") == 0
     release = load_release(project.config)
-    records, notes = load_outcome_records(release)
+    records, notes = load_outcome_records(release.base_dir, log="evals/holdout/READS.log")
     assert notes == [] and [record.seq for record in records] == [1, 2]
     first = records[0]
     assert first.data["order"] == OUTCOME_ORDER and first.n == 120 and first.kind == "binary"
@@ -371,6 +407,17 @@ def test_read_function_for_the_action(project: Project) -> None:
     assert first.verdict is None and first.exit_code == 0 and first.entry is not None and first.entry.seq == 1
     second = read_holdout(release, reason="again")
     assert second.exit_code == 3 and second.reasons == ("holdout_budget_spent",)
+    report = read_for_gate(release, reason="from the action, again")
+    assert report.name == "holdout-read" and report.verdict is not None and report.verdict.value == "BLOCKED"
+    assert report.reasons == ("holdout_budget_spent",) and report.data["schema"] == "oloproof.holdout-read/1"
+
+
+def test_read_for_gate_reports_the_score_with_its_set(project: Project) -> None:
+    setup(project)
+    report = read_for_gate(load_release(project.config), reason="release v1.2")
+    assert report.verdict is None and report.status.startswith("holdout score: 0.708 (85/120), 95% interval")
+    assert "— holdout set sha256:" in report.status
+    assert report.sentence == "appended to evals/holdout/READS.log (run 1 of 20 in budget)"
 
 
 # --------------------------------------------------------------------------- concurrency, for real

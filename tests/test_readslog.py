@@ -20,7 +20,6 @@ from oloproof.readslog import (
     HEADER,
     LogError,
     ReadFields,
-    ReadsLog,
     Witness,
     entry_hash,
     parse_entry,
@@ -29,6 +28,7 @@ from oloproof.readslog import (
     split_fields,
     verify,
 )
+from oloproof.readslog_file import ReadsLog
 
 FIELDS = ReadFields(
     who="alice", commit="3f2a9c1d0b7e", version="prompt-v1", set_digest="sha256:" + "ab" * 32, n=120, criterion="correct",
@@ -207,6 +207,24 @@ def test_header_and_genesis_edits_are_found(tmp_path: Path) -> None:
     assert problems("".join(comment).encode()) == ["line 5: a comment line was added (the log holds only its header and entries)"]
 
 
+def test_counts_that_do_not_add_up_are_malformed(tmp_path: Path) -> None:
+    lines = lines_of(make_log(tmp_path, reads=1))
+    lines[3] = lines[3].replace("| n=120 |", "| n=130 |")
+    assert problems("".join(lines).encode()) == [
+        "line 4: not a valid entry (the counts do not add up (answered + missing must be n, passes at most answered))"
+    ]
+
+
+def test_a_garbled_read_still_counts_after_repair(tmp_path: Path) -> None:
+    log = make_log(tmp_path, reads=3)
+    lines = lines_of(log)
+    lines[5] = lines[5].replace("read 3 |", "raed 3 |")
+    log.path.write_text("".join(lines))
+    assert problems(log.path.read_bytes())[0].startswith("line 6: not a valid entry (unknown entry kind 'raed 3')")
+    with log.transaction() as tx:
+        assert tx.append_repair(when=WHEN, who="bob", commit="abc", reason="typo by hand").reads_used == 3
+
+
 def test_crlf_line_endings_get_their_own_explanation(tmp_path: Path) -> None:
     data = make_log(tmp_path, reads=1).path.read_bytes().replace(b"\n", b"\r\n")
     assert all("CRLF" in item for item in problems(data))
@@ -322,7 +340,7 @@ from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_readslog import FIELDS, WHEN
-from oloproof.readslog import ReadsLog
+from oloproof.readslog_file import ReadsLog
 log = ReadsLog(Path(sys.argv[1]), shown="READS.log")
 with log.transaction() as tx:
     tx.append_read(replace(FIELDS, reason="killed mid-append"), when=WHEN)

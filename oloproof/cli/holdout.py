@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from oloproof.cli import common
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from oloproof.readslog import LogState
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,7 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_config(run)
     run.add_argument("--reason", required=True, metavar="TEXT", help="why you are reading the holdout (required, logged)")
     run.add_argument("--outputs", metavar="FILE", help="score these JSONL outputs (made elsewhere) instead of running the system")
-    run.add_argument("--version", dest="run_version", metavar="NAME", help="system version of --outputs (required with it)")
+    run.add_argument("--command", metavar="CMD", help="score this command instead of system.command, as version NAME "
+                     "(e.g. the week-0 prompt, for a baseline re-measurement); needs --version")
+    run.add_argument("--version", dest="run_version", metavar="NAME", help="system version of --outputs or --command (required with them)")
     common.add_json(run)
     common.add_quiet(run)
     run.set_defaults(handler=handle_run)
@@ -57,6 +65,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     repair.set_defaults(handler=handle_repair)
 
 
+def _say(console: Console, text: str) -> None:
+    # Plain text, never rich markup (a reason may hold "[bold]"), never wrapped (CI logs, grep).
+    console.print(text, markup=False, soft_wrap=True)
+
+
 def _add_config(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: an action's parser must not overwrite a -c given before the action with its default.
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
@@ -76,34 +89,32 @@ def handle_run(args: argparse.Namespace) -> int:
     with common.BatchProgress("scoring holdout", enabled=common.interactive() and not args.quiet) as progress:
         result = read_holdout(
             release, reason=args.reason, outputs=Path(args.outputs) if args.outputs else None, outputs_shown=args.outputs,
-            version=args.run_version, on_wait=waiting, on_batch=progress,
+            command=args.command, version=args.run_version, on_wait=waiting, on_batch=progress,
         )
     if result.verdict is not None:
-        console.print(f"{result.verdict.value} ({', '.join(result.reasons)}): {result.sentence}", markup=False)
+        _say(console, f"{result.verdict.value} ({', '.join(result.reasons)}): {result.sentence}")
     else:
-        console.print(score_line(result), markup=False)
+        _say(console, score_line(result))
         for note in result.notes:
-            console.print(f"  note: {note}", markup=False)
-        console.print(appended_line(result), markup=False)
+            _say(console, f"  note: {note}")
+        _say(console, appended_line(result))
     if args.json:
         common.write_json(args.json, result.to_json())
     return result.exit_code
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    from rich.table import Table
-    from rich.text import Text
-
-    from oloproof.holdout import entry_score, holdout_status, printable, short
+    from oloproof.holdout import printable, short
+    from oloproof.holdout_status import holdout_status
 
     release = common.load(args)
     status = holdout_status(release, delta=args.delta, psi=args.psi, since=args.since)
     state = status.state
     console = common.console()
     if status.set_digest is not None:
-        console.print(f"holdout set {status.set_shown}: {status.n} cases, {short(status.set_digest)}", markup=False)
+        _say(console, f"holdout set {status.set_shown}: {status.n} cases, {short(status.set_digest)}")
     else:
-        console.print(f"holdout set {status.set_shown}: not available here ({status.unavailable})", markup=False)
+        _say(console, f"holdout set {status.set_shown}: not available here ({status.unavailable})")
     if not state.exists:
         chain = "no reads yet (the file does not exist)"
     elif state.intact:
@@ -111,59 +122,76 @@ def handle_status(args: argparse.Namespace) -> int:
         chain += f", {len(state.repairs)} repair(s))" if state.repairs else ")"
     else:
         chain = f"TAMPERED: {len(state.problems)} problem(s); holdout reads are refused (holdout_log_tampered)"
-    console.print(f"log {status.log}: {chain}", markup=False)
+    _say(console, f"log {status.log}: {chain}")
     for problem in state.problems:
-        console.print(f"  {problem}", markup=False)
+        _say(console, f"  {problem}")
     if status.history is not None:
-        console.print(f"  since {status.since}: {status.history}", markup=False)
+        _say(console, f"  since {status.since}: {status.history}")
     elif status.since is not None:
-        console.print(f"  append-only since {status.since}", markup=False)
+        _say(console, f"  append-only since {status.since}")
     if state.reads:
-        table = Table(header_style="bold")
-        for column in ("read", "when", "who", "commit", "version", "reason", "holdout score", "set"):
-            table.add_column(column, overflow="fold")
-        for entry in state.reads:
-            fields = entry.fields
-            table.add_row(
-                str(entry.seq), entry.when.replace("T", " ").rstrip("Z"), Text(printable(fields.who)), Text(printable(fields.commit)),
-                Text(printable(fields.version)), Text(printable(fields.reason)), f"{entry_score(entry)} {printable(fields.criterion)}",
-                short(fields.set_digest),
-            )
-        console.print(table)
+        _reads_table(console, state)
     for repair in state.repairs:
-        console.print(
+        _say(
+            console,
             f"repair at line {repair.line} ({repair.when}, {printable(repair.who)}): {printable(repair.reason)}; "
             f"it acknowledged: {printable(repair.found) or 'nothing'}",
-            markup=False,
         )
     budget = status.budget
-    console.print(f"budget: {budget.text()}", markup=False)
+    _say(console, f"budget: {budget.text(hint=False)}")
     if budget.suggestion is not None:
         s = budget.suggestion
-        console.print(f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)", markup=False)
-        console.print(f"  {s.explanation()}", markup=False)
-        console.print(
+        _say(console, f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)")
+        _say(console, f"  {s.explanation()}")
+        _say(
+            console,
             "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the smallest "
             "difference the set must settle (--delta 0.095 for 9.5 points) and declare it as holdout.budget in release.yaml",
-            markup=False,
         )
     for note in (*state.notes, *status.notes):
-        console.print(f"note: {note}", markup=False)
+        _say(console, f"note: {note}")
     if args.json:
         common.write_json(args.json, status.to_json())
     return status.exit_code
 
 
+def _reads_table(console: Console, state: LogState) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from oloproof.holdout import entry_score, printable, short
+
+    first = state.reads[0].fields
+    same = all(entry.fields.set_digest == first.set_digest and entry.fields.criterion == first.criterion for entry in state.reads)
+    if same:  # every score still names its set: once above the table, or in its own column
+        _say(console, f"reads of holdout set {short(first.set_digest)}, criterion {printable(first.criterion)}:")
+    table = Table(header_style="bold")
+    for column in ("read", "when (UTC)", "who", "commit", "version", "holdout score", *(() if same else ("criterion", "set")), "reason"):
+        table.add_column(column, no_wrap=column in ("read", "holdout score"), overflow="fold", ratio=2 if column == "reason" else None)
+    flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
+    for entry in state.reads:
+        fields = entry.fields
+        cells: list[str | Text] = [f"{entry.seq} !" if entry.line in flagged else str(entry.seq), entry.when[:16].replace("T", " ")]
+        cells += [Text(printable(fields.who)), Text(printable(fields.commit)), Text(printable(fields.version)), entry_score(entry)]
+        if not same:
+            cells += [Text(printable(fields.criterion)), short(fields.set_digest)]
+        table.add_row(*cells, Text(printable(fields.reason)))
+    console.print(table)
+    if any(entry.line in flagged for entry in state.reads):
+        _say(console, "! the chain check found a problem at this entry's line (listed above, or acknowledged by a repair): do not trust it")
+
+
 def handle_repair(args: argparse.Namespace) -> int:
-    from oloproof.holdout import REPAIR_SCHEMA, repair_json, repair_log
+    from oloproof.holdout_status import REPAIR_SCHEMA, repair_json, repair_log
 
     release = common.load(args)
     before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used)
     console = common.console()
-    console.print(f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {len(before.problems)} problem(s):", markup=False)
+    problems = len(before.problems)
+    _say(console, f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {problems} problem(s):")
     for problem in before.problems:
-        console.print(f"  {problem}", markup=False)
-    console.print(f"reads used: {entry.reads_used}; the damaged lines are kept; reads are allowed again", markup=False)
+        _say(console, f"  {problem}")
+    _say(console, f"reads used: {entry.reads_used}; the damaged lines are kept; reads are allowed again")
     if args.json:
         data = {
             "schema": REPAIR_SCHEMA, "log": before.shown, "repair": repair_json(entry),

@@ -1,0 +1,122 @@
+"""Outcome records of holdout reads: per-case pass/fail, and nothing that identifies a case.
+
+Each read writes ``.oloproof/holdout/read-NNNN-<hash12>.json`` (schema
+``oloproof.holdout-outcomes/1``, docs/holdout.md) beside the run store. A paired comparison of two
+reads (week-0 against now, STATISTICS.md §4–5) needs the outcome of every case under both; the
+record keeps exactly that and no more:
+
+- ``outcomes``: one value per case, ordered by the SHA-256 (hex) of the case id — 1/0 for
+  pass/fail, a score in [0, 1] for graded criteria, ``null`` for a case without a usable output.
+  Two reads of the same set digest hold the same ids, so their vectors line up index by index.
+  Ids, inputs, expected values and outputs are not stored (``.oloproof/`` is committed).
+- ``entry_hash``: the hash of the read's entry in READS.log. The records are also the log's
+  witnesses: a record whose entry is missing from the log shows a deleted entry or a reset log,
+  which a hash chain alone cannot see when the entry was the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from oloproof.readslog import ReadEntry, Witness
+
+if TYPE_CHECKING:
+    from oloproof.testset import TestSet
+
+OUTCOMES_SCHEMA = "oloproof.holdout-outcomes/1"
+OUTCOME_ORDER = "cases sorted by the SHA-256 (hex) of their UTF-8 id; ids are not stored"
+RECORDS_DIR = (".oloproof", "holdout")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutcomeRecord:
+    """The per-case outcomes of one read. ``n`` counts the holdout's cases; ``outcomes[i]`` is the
+    i-th case in the order of sha256(case id): 1.0/0.0, a score in [0, 1], or None (no output)."""
+
+    path: Path
+    log: str  # the log the read was appended to, as written in release.yaml
+    seq: int
+    entry_hash: str
+    set_digest: str
+    n: int
+    criterion: str
+    kind: str  # binary | score
+    version: str
+    outcomes: tuple[float | None, ...]
+    data: dict[str, Any]  # the whole record (run status, checker identity, config digest, …)
+
+
+def records_dir(base_dir: Path) -> Path:
+    return base_dir.joinpath(*RECORDS_DIR)
+
+
+def relative(base_dir: Path, file: Path) -> str:
+    try:
+        return file.relative_to(base_dir).as_posix()
+    except ValueError:
+        return str(file)
+
+
+def load_outcome_records(base_dir: Path, *, log: str) -> tuple[list[OutcomeRecord], list[str]]:
+    """Every record of reads appended to ``log``, oldest read first, and notes on unreadable files."""
+    folder = records_dir(base_dir)
+    records: list[OutcomeRecord] = []
+    notes: list[str] = []
+    if not folder.is_dir():
+        return records, notes
+    for file in sorted(folder.glob("read-*.json")):
+        try:
+            data = orjson.loads(file.read_bytes())
+            if not isinstance(data, dict) or data.get("schema") != OUTCOMES_SCHEMA:
+                raise ValueError(f"schema is not {OUTCOMES_SCHEMA}")
+            record = OutcomeRecord(
+                path=file, log=str(data["log"]), seq=int(data["read"]), entry_hash=str(data["entry_hash"]),
+                set_digest=str(data["set"]["digest"]), n=int(data["set"]["n"]), criterion=str(data["criterion"]),
+                kind=str(data["kind"]), version=str(data["version"]), outcomes=tuple(data["outcomes"]), data=data,
+            )
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            notes.append(f"outcome record {relative(base_dir, file)} is unreadable and was ignored ({exc})")
+            continue
+        if record.log == log:
+            records.append(record)
+    records.sort(key=lambda record: (record.seq, record.entry_hash))
+    return records, notes
+
+
+def witnesses(base_dir: Path, *, log: str) -> list[Witness]:
+    records, _ = load_outcome_records(base_dir, log=log)
+    return [Witness(seq=record.seq, hash=record.entry_hash, source=relative(base_dir, record.path)) for record in records]
+
+
+def outcome_vector(testset: TestSet, values: Any, kind: str) -> list[float | None]:
+    """``values`` (aligned with ``testset.cases``, NaN = missing) in the order of sha256(case id)."""
+    order = sorted(range(len(testset.cases)), key=lambda i: hashlib.sha256(testset.cases[i].id.encode()).hexdigest())
+    out: list[float | None] = []
+    for index in order:
+        value = float(values[index])
+        out.append(None if math.isnan(value) else (int(value) if kind == "binary" else round(value, 9)))
+    return out
+
+
+def write_outcome_record(
+    base_dir: Path, *, log: str, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any], config_digest: str
+) -> Path:
+    from oloproof.atomic import atomic_write_bytes
+    from oloproof.identity import checker_identity
+
+    data = {
+        "schema": OUTCOMES_SCHEMA, "log": log, "read": entry.seq, "entry_hash": entry.hash, "when": entry.when,
+        "set": {"kind": "holdout", "digest": testset.digest, "n": len(testset)},
+        "version": entry.fields.version, "criterion": entry.fields.criterion, "kind": kind,
+        "config_digest": config_digest, "checker": checker_identity().to_json(), "run": run,
+        "order": OUTCOME_ORDER, "outcomes": outcome_vector(testset, values, kind),
+    }
+    path = records_dir(base_dir) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
+    atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")
+    return path

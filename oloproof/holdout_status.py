@@ -1,0 +1,193 @@
+"""``holdout status`` and ``holdout repair``: what the log says, whether it verifies, what is left.
+
+Status reads the log and the outcome records, not the holdout cases (it loads the set only to
+show its digest, and says so when the set is not available here, e.g. without its secret path).
+With ``since`` it also asks git whether the log only grew since a commit: a chain that was
+recomputed from scratch verifies by itself, but cannot hide from the committed history.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import UsageError
+from oloproof.holdout import (
+    DEFAULT_PSI,
+    BudgetStatus,
+    HoldoutUnavailable,
+    budget_status,
+    check_reason,
+    entry_json,
+    git_output,
+    holdout_spec,
+    load_holdout,
+    open_log,
+    reader,
+    short,
+    utc_now,
+)
+from oloproof.holdout_records import RECORDS_DIR, load_outcome_records, relative
+from oloproof.readslog import LogError, LogState, RepairEntry, Witness, verify
+from oloproof.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from oloproof.config import Release
+
+STATUS_SCHEMA = "oloproof.holdout-status/1"
+REPAIR_SCHEMA = "oloproof.holdout-repair/1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HoldoutStatus:
+    log: str
+    state: LogState
+    budget: BudgetStatus
+    set_shown: str
+    set_digest: str | None  # None when the set is not available here
+    n: int | None
+    unavailable: str | None  # why the set could not be read here
+    records: dict[str, str]  # entry hash -> outcome record path
+    history: str | None  # --since: None when append-only since the ref, else what is wrong
+    since: str | None
+    notes: tuple[str, ...]
+
+    @property
+    def intact(self) -> bool:
+        return self.state.intact and self.history is None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.intact else int(Verdict.BLOCKED.exit_code)
+
+    def to_json(self) -> dict[str, Any]:
+        state = self.state
+        flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
+        return {
+            "schema": STATUS_SCHEMA, "intact": self.intact, "exit_code": self.exit_code,
+            "reasons": [] if self.intact else ["holdout_log_tampered"],
+            "log": {
+                "path": self.log, "exists": state.exists, "chain_intact": state.intact,
+                "problems": [{"line": p.line, "message": p.message} for p in state.problems],
+                "acknowledged": [{"line": p.line, "message": p.message} for p in state.acknowledged],
+                "since": None if self.since is None else {"ref": self.since, "append_only": self.history is None, "problem": self.history},
+                "notes": list(state.notes),
+            },
+            "set": {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n, "unavailable": self.unavailable},
+            "budget": self.budget.to_json(),
+            "reads": [
+                {**entry_json(entry), "outcome_record": self.records.get(entry.hash), "flagged": entry.line in flagged}
+                for entry in state.reads
+            ],
+            "repairs": [repair_json(entry) for entry in state.repairs],
+            "notes": list(self.notes),
+        }
+
+
+def _history_problem(release: Release, ref: str, current: bytes | None) -> str | None:
+    spec = holdout_spec(release)
+    path = release.resolve(spec.log)
+    if git_output(path.parent, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
+        raise UsageError(f"--since {ref}: not a commit in the repository holding {spec.log}")
+    try:
+        proc = subprocess.run(["git", "show", f"{ref}:./{path.name}"], cwd=path.parent, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"--since {ref}: git failed ({exc})") from None
+    if proc.returncode != 0:
+        return None  # the log did not exist at ref: anything since is an append
+    old = proc.stdout
+    kept = old[: verify(old, shown=spec.log).append_offset]
+    if (current or b"").startswith(kept):
+        return None
+    return f"the log at {ref} is not a prefix of the log now: entries were changed or removed since {ref}"
+
+
+def holdout_status(
+    release: Release, *, delta: float | None = None, psi: float = DEFAULT_PSI, since: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HoldoutStatus:
+    spec = holdout_spec(release)
+    log = open_log(release)
+    data = log.read_bytes()
+    records, record_notes = load_outcome_records(release.base_dir, log=spec.log)
+    state = verify(data, shown=spec.log, witnesses=[
+        Witness(seq=r.seq, hash=r.entry_hash, source=relative(release.base_dir, r.path)) for r in records
+    ])
+    digest: str | None = None
+    n: int | None = None
+    unavailable: str | None = None
+    try:
+        testset = load_holdout(release, environ)
+        digest, n = testset.digest, len(testset)
+    except HoldoutUnavailable as exc:
+        unavailable = exc.message
+    notes = list(record_notes)
+    last = state.reads[-1] if state.reads else None
+    if n is None and last is not None:
+        n = last.fields.n
+    if digest is not None and last is not None and last.fields.set_digest != digest:
+        notes.append(
+            f"the holdout set changed since read {last.seq} ({short(last.fields.set_digest)} then, {short(digest)} now): "
+            "earlier reads measured other cases; the budget still counts them"
+        )
+    notes.extend(_budget_changes(state, spec.budget))
+    recorded = {r.entry_hash: relative(release.base_dir, r.path) for r in records}
+    missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
+    if missing_records:
+        notes.append(
+            f"no outcome record for read(s) {', '.join(map(str, missing_records))} under {'/'.join(RECORDS_DIR)}/: "
+            "paired comparisons cannot use them (commit .oloproof/holdout/ with the log)"
+        )
+    history = _history_problem(release, since, data) if since else None
+    return HoldoutStatus(
+        log=spec.log, state=state,
+        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi),
+        set_shown=spec.cases, set_digest=digest, n=n, unavailable=unavailable, records=recorded, history=history,
+        since=since, notes=tuple(notes),
+    )
+
+
+
+
+def repair_log(
+    release: Release, *, reason: str, reads_used: int | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[LogState, RepairEntry]:
+    """Append a repair entry acknowledging every problem of a broken log (its lines are kept)."""
+    reason = check_reason(reason, what="repair")
+    log = open_log(release)
+    who, commit = reader(release.base_dir, environ)
+    with log.transaction() as tx:
+        if tx.state.intact:
+            raise UsageError(f"{tx.state.shown} verifies ({tx.state.reads_used} reads): there is nothing to repair")
+        if reads_used is not None and reads_used < tx.state.reads_used:
+            raise UsageError(f"--reads-used {reads_used} is below the {tx.state.reads_used} reads the log shows; a repair never lowers the count")
+        try:
+            entry = tx.append_repair(when=utc_now(), who=who, commit=commit, reason=reason, reads_used=reads_used)
+        except LogError as exc:
+            raise UsageError(str(exc)) from None
+        return tx.state, entry
+
+
+
+
+def _budget_changes(state: LogState, declared: int | None) -> list[str]:
+    """Every change of the declared budget between reads: raising it is visible, never silent."""
+    notes: list[str] = []
+    previous = None
+    for entry in state.reads:
+        budget = entry.fields.budget
+        if previous is not None and budget != previous[1]:
+            notes.append(f"the budget was {previous[1] or 'none'} at read {previous[0]} and {budget or 'none'} at read {entry.seq}")
+        previous = (entry.seq, budget)
+    if previous is not None and previous[1] != declared:
+        notes.append(f"the budget was {previous[1] or 'none'} at read {previous[0]} and is {declared or 'none'} in release.yaml now")
+    return notes
+
+
+def repair_json(entry: RepairEntry) -> dict[str, Any]:
+    return {
+        "when": entry.when, "who": entry.who, "commit": entry.commit, "reads_used": entry.reads_used, "orphans": list(entry.orphans),
+        "found": entry.found, "reason": entry.reason, "line": entry.line, "prev": entry.prev, "hash": entry.hash,
+    }

@@ -1,0 +1,192 @@
+"""The READS.log file: verified reads, and appends under its lock (format: oloproof/readslog.py).
+
+Appends are one ``write`` of the whole entry (and its newline) on an ``O_APPEND`` descriptor,
+then ``fsync``, under an exclusive ``flock`` on ``<log>.lock``. Concurrent writers serialise on the
+lock; whatever the caller does inside a transaction (check the budget, score the system) is atomic
+with respect to every other writer of the log. A crash or kill mid-write can leave at most a final
+line without its newline — a torn tail, which verification ignores and the next append cuts off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from oloproof.atomic import locked
+from oloproof.readslog import (
+    PREV_CHARS,
+    LogError,
+    LogState,
+    ReadEntry,
+    ReadFields,
+    RepairEntry,
+    Witness,
+    new_log_prefix,
+    render_genesis,
+    render_read,
+    render_repair,
+    verify,
+)
+
+# Test-only hook: write half of an append, fsync, sleep this many seconds, then the rest, so a test
+# can kill the writer mid-append for real. Never set it outside tests.
+TEST_PAUSE_ENV = "OLOPROOF_TEST_APPEND_PAUSE"
+
+
+def _busy(lock_path: Path) -> bool:
+    """True when another process holds the lock right now (only to tell the person we wait)."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock we got
+    return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class ReadsLog:
+    """One READS.log file: verified reads, and appends under its lock.
+
+    ``witnesses`` returns the outcome records of past reads (checked against the log on every
+    verification, and again under the lock before an append).
+    """
+
+    def __init__(self, path: Path, *, shown: str, witnesses: Callable[[], Sequence[Witness]] = tuple) -> None:
+        self.path = path
+        self.shown = shown
+        self.witnesses = witnesses
+        self.lock_path = path.with_name(path.name + ".lock")
+
+    def read_bytes(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise LogError(f"{self.shown}: cannot read the reads log ({exc.strerror or exc})") from None
+
+    def state(self) -> LogState:
+        return verify(self.read_bytes(), shown=self.shown, witnesses=self.witnesses())
+
+    @contextlib.contextmanager
+    def transaction(self, *, on_wait: Callable[[], None] | None = None) -> Iterator[Transaction]:
+        """Hold the log's lock; the transaction's ``state`` is read and verified under it.
+
+        Whatever the caller decides and computes inside the block (the budget check, the
+        scoring) is atomic with respect to every other writer of this log.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644))
+        except OSError as exc:
+            raise LogError(f"{self.shown}: cannot create the reads log or its lock ({exc.strerror or exc})") from None
+        if on_wait is not None and _busy(self.lock_path):
+            on_wait()
+        with locked(self.lock_path):
+            data = self.read_bytes()
+            witnesses = tuple(self.witnesses())
+            yield Transaction(self, verify(data, shown=self.shown, witnesses=witnesses), data or b"", witnesses)
+
+
+class Transaction:
+    """At most one append, made while the lock is held."""
+
+    def __init__(self, log: ReadsLog, state: LogState, data: bytes, witnesses: tuple[Witness, ...]) -> None:
+        self.log = log
+        self.state = state
+        self._data = data
+        self._witnesses = witnesses
+        self._done = False
+
+    def append_read(self, fields: ReadFields, *, when: str) -> ReadEntry:
+        """Append read number ``state.next_seq``; refused (LogError) on a log that does not verify."""
+        state = self.state
+        if not state.intact:
+            raise LogError(f"{state.shown} fails its hash-chain check; no read may be appended")
+        prefix = ""
+        head = state.head
+        if head is None:
+            genesis = render_genesis(when)
+            prefix, head = new_log_prefix(when), genesis[-64:]
+        seq = state.next_seq
+        text = render_read(seq, when, fields, head)
+        self._append(prefix + text + "\n")
+        line = state.lines + prefix.count("\n") + 1
+        return ReadEntry(seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text)
+
+    def append_repair(self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None) -> RepairEntry:
+        """Acknowledge every problem of a broken log, keeping its lines as they are."""
+        state = self.state
+        if state.intact:
+            raise LogError(f"{state.shown} verifies: there is nothing to repair")
+        used = max(state.reads_used, reads_used or 0)
+        in_log = {entry.hash for entry in state.reads}
+        orphans = tuple(sorted({witness.hash[:12] for witness in self._witnesses if witness.hash not in in_log}))
+        found = "; ".join(str(problem) for problem in state.problems)
+        kept = self._data[: state.append_offset] + (b"\n" if state.need_newline else b"")
+        prefix = "" if kept else new_log_prefix(when)
+        covers = hashlib.sha256(kept + prefix.encode()).hexdigest()
+        text = render_repair(when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason, covers=covers)
+        self._append(prefix + text + "\n")
+        return RepairEntry(
+            when=when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason,
+            prev=covers[:PREV_CHARS], hash=text[-64:], line=state.lines + prefix.count("\n") + 1, text=text,
+        )
+
+    def _append(self, text: str) -> None:
+        if self._done:
+            raise LogError("one append per transaction")
+        self._done = True
+        state = self.state
+        data = text.encode("utf-8")
+        if state.need_newline:
+            data = b"\n" + data
+        created = not self.log.path.exists()
+        try:
+            self._write(data)
+        except OSError as exc:
+            raise LogError(f"{state.shown}: the append failed ({exc.strerror or exc}); the log still verifies") from None
+        if created:
+            with contextlib.suppress(OSError):
+                dir_fd = os.open(self.log.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
+
+    def _write(self, data: bytes) -> None:
+        state = self.state
+        fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size != state.size:
+                raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")
+            if state.torn_bytes:
+                # Cut a torn final line (an interrupted append) before writing after it.
+                os.ftruncate(fd, state.append_offset)
+            pause = os.environ.get(TEST_PAUSE_ENV)
+            if pause:
+                half = len(data) // 2
+                _write_all(fd, data[:half])
+                os.fsync(fd)
+                time.sleep(float(pause))
+                data = data[half:]
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
