@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -77,7 +78,7 @@ class InputError(OloproofError):
 
 
 class CapabilityMissing(UsageError):
-    """The workflow asked for something this oloproof cannot do (exits 2)."""
+    """The workflow asked for something this oloproof cannot do (exits 2, never a silent skip)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,6 +239,7 @@ class Session:
 
     env: ActionEnv
     out: TextIO
+    environ: Mapping[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
     written: list[Path] = field(default_factory=list)
 
@@ -263,13 +265,13 @@ class Session:
 def main(environ: MutableMapping[str, str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the action; returns the process exit code."""
     environ = os.environ if environ is None else environ
-    session = Session(env=ActionEnv.from_environ(environ), out=out or sys.stdout)
+    session = Session(env=ActionEnv.from_environ(environ), out=out or sys.stdout, environ=environ)
     cwd = os.getcwd()
     previous = _install_sigterm()
     try:
         return _run(session, environ)
     except KeyboardInterrupt:
-        session.print("::error title=oloproof: cancelled::the action was cancelled; nothing half-written was kept")
+        session.print(ann.Annotation(level="error", title="oloproof: cancelled", message="the action was cancelled").command())
         return int(ExitCode.INTERRUPTED)
     finally:
         os.chdir(cwd)
@@ -289,7 +291,9 @@ def _run(session: Session, environ: MutableMapping[str, str]) -> int:
         _error_outputs(session, ExitCode.USAGE)
         return int(ExitCode.USAGE)
     try:
-        trust_workspace(env, environ)
+        if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
+            why = "could not add the workspace to git's safe.directory"
+            session.print(ann.Annotation(level="warning", title="oloproof: git", message=why).command())
         os.chdir(inputs.working_directory)
         result = _gate(session, inputs)
     except OloproofError as exc:
@@ -340,15 +344,17 @@ def _import_outputs(session: Session, release: Release, outputs: Path) -> str:
 
 
 def _with_holdout_read(session: Session, inputs: Inputs, release: Release, result: GateResult, reason: str) -> GateResult:
-    """Read the holdout once (appending to its log) and add what it says to the result."""
+    """Read the holdout once (appending to its log) and add what it says to the result.
+
+    The read comes after the gate: a release that already fails on the dev set does not
+    spend budget. A refused read (budget spent, log tampered) is BLOCKED and joins the verdict.
+    """
     if result.verdict in inputs.fail_on:
         report = _holdout_not_read(result)
+        checks = (*result.checks, report)
     else:
-        report = read_holdout(release, reason=reason, env=session.env)
-        log = release.resolve(release.holdout.log) if release.holdout is not None else None
-        if log is not None:
-            session.written.append(log)
-    checks = (*result.checks, report)
+        report = read_holdout(release, reason=reason, environ=session.environ)
+        checks = (*_refreshed_holdout_status(result), report)
     verdicts = [rule.verdict for rule in result.rules] + [r.verdict for r in checks if r.verdict is not None]
     return replace(result, checks=checks, verdict=worst(verdicts))
 
@@ -358,17 +364,32 @@ def _holdout_not_read(result: GateResult) -> CheckReport:
 
     return CheckReport(
         name="holdout-read", title="Holdout read", status=f"not read: the gate is {result.verdict.value} on the dev set",
-        sentence="A read spends budget; it is skipped while the dev-set verdict fails the job.",
+        sentence="A read spends budget, so it is skipped while the dev-set verdict fails the job.",
     )
 
 
-def read_holdout(release: Release, *, reason: str, env: ActionEnv) -> CheckReport:
+def _refreshed_holdout_status(result: GateResult) -> tuple[CheckReport, ...]:
+    """The gate's holdout report, made again now that the read is in the log."""
+    from oloproof.checks import GateContext, registry
+    from oloproof.runstore import RunStore
+
+    check = registry().get("holdout")
+    if check is None:
+        return result.checks
+    ctx = GateContext(release=result.release, testset=result.testset, store=RunStore(result.release.base_dir))
+    fresh = check.precheck(ctx)
+    return tuple(fresh if report.name == "holdout" and fresh is not None else report for report in result.checks)
+
+
+def read_holdout(release: Release, *, reason: str, environ: Mapping[str, str]) -> CheckReport:
     """One holdout read through ``oloproof.holdout``, as a check report for every renderer.
 
-    The read itself (scoring, the budget, the append-only log) belongs to ``oloproof.holdout``;
-    without that module the action refuses loudly rather than skipping the read.
+    The read itself (budget, scoring, the append-only log) belongs to ``oloproof.holdout``. The
+    report names the holdout set in every score and holds no case id or content.
     """
     import importlib
+
+    from oloproof.checks import CheckReport
 
     try:
         holdout = importlib.import_module("oloproof.holdout")
@@ -376,11 +397,19 @@ def read_holdout(release: Release, *, reason: str, env: ActionEnv) -> CheckRepor
         raise CapabilityMissing(
             f"read-holdout: true, but holdout reads need oloproof.holdout, which oloproof {__version__} does not have"
         ) from None
-    reader = getattr(holdout, "read_for_gate", None)
-    if reader is None:
-        raise CapabilityMissing("read-holdout: true, but oloproof.holdout has no read_for_gate(release, reason=...)")
-    report: CheckReport = reader(release, reason=reason)
-    return report
+    read = holdout.read_holdout(release, reason=reason, environ=environ)
+    line = release.holdout.line if release.holdout is not None else None
+    if read.verdict is not None:  # refused: nothing was scored, the log is unchanged
+        return CheckReport(
+            name="holdout-read", title="Holdout read", status=f"refused ({', '.join(read.reasons)}); {read.budget.text()}",
+            verdict=read.verdict, reasons=read.reasons, sentence=read.sentence, data=read.to_json(),
+            source=release.path, line=line,
+        )
+    return CheckReport(
+        name="holdout-read", title="Holdout read", status=holdout.score_line(read),
+        sentence=f"Read for: {reason}", lines=(holdout.appended_line(read), *read.notes), data=read.to_json(),
+        source=release.path, line=line,
+    )
 
 
 # ---------------------------------------------------------------- publishing

@@ -217,6 +217,8 @@ def append_summary(env: ActionEnv, markdown: str) -> bool:
 def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     """``git config --global --add safe.directory <workspace>``, before any git call.
 
+    Returns whether the workspace is trusted; never raises (git then answers as it would anyway).
+
     The workspace is owned by the runner's user and the container runs as root, so git
     refuses it ("dubious ownership") until it is trusted. Only inside Actions (``HOME`` is then
     the job's own ``/github/home``): a local run must not edit a person's ~/.gitconfig. No git
@@ -227,13 +229,18 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
         return False
     target = str(env.workspace)
     child_env = dict(environ)
-    listed = subprocess.run(
-        [git, "config", "--global", "--get-all", "safe.directory"], capture_output=True, text=True, env=child_env, check=False
-    )
-    if target in listed.stdout.splitlines() or "*" in listed.stdout.splitlines():
-        return True
-    subprocess.run([git, "config", "--global", "--add", "safe.directory", target], env=child_env, check=True, capture_output=True)
-    return True
+    try:
+        listed = subprocess.run(
+            [git, "config", "--global", "--get-all", "safe.directory"], capture_output=True, text=True, env=child_env, check=False, timeout=30
+        )
+        if target in listed.stdout.splitlines() or "*" in listed.stdout.splitlines():
+            return True
+        added = subprocess.run(
+            [git, "config", "--global", "--add", "safe.directory", target], capture_output=True, env=child_env, check=False, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return added.returncode == 0
 
 
 # ---------------------------------------------------------------- Checks API

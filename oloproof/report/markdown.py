@@ -206,16 +206,21 @@ def _absent_status(result: GateResult, name: str) -> str:
             return "no holdout declared in release.yaml"
         return "declared, not read by this run"
     if name == "metamorphic":
-        return "no transforms declared in release.yaml"
+        spec = release.metamorphic
+        if spec is None or not spec.transforms:
+            return "no transforms declared in release.yaml"
+        return f"declared: {', '.join(spec.names())}; flip rates are the rules on their criteria above"
     return "not configured"
 
 
 def _check_detail(report: CheckReport) -> Block:
     if not report.sentence and not report.lines:
         return Block()
-    head = f"**{esc(report.title)}.** {esc(report.sentence)}\n\n" if report.sentence else f"**{esc(report.title)}.**\n\n"
-    rows = [f"- {esc(line)}\n" for line in report.lines]
-    return Block(head=head, rows=rows, name=report.title)
+    title = f"**{esc(report.title)}.**"
+    if not report.lines:
+        return Block(text=f"{title} {esc(report.sentence)}\n\n", name=report.title)
+    head = f"{title} {esc(report.sentence)}\n\n" if report.sentence else f"{title}\n\n"
+    return Block(head=head, rows=[f"- {esc(line)}\n" for line in report.lines], name=report.title)
 
 
 def _problems_block(result: GateResult) -> Block:

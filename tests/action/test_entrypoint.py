@@ -344,9 +344,12 @@ def test_the_workspace_is_trusted_by_git_before_any_git_call(action: ActionRun) 
 # ---------------------------------------------------------------- holdout reads
 
 
-def with_holdout(action: ActionRun) -> None:
+def with_holdout(action: ActionRun, budget: int = 20) -> None:
+    from tests.conftest import write_cases
+
+    write_cases(action.workspace / "evals/holdout/cases.jsonl", labelled_cases(60, 54, prefix="h"))
     text = (action.workspace / "release.yaml").read_text()
-    (action.workspace / "release.yaml").write_text(text + "holdout: {cases: evals/holdout/cases.jsonl, budget: 20}\n")
+    (action.workspace / "release.yaml").write_text(text + f"holdout: {{cases: evals/holdout/cases.jsonl, budget: {budget}}}\n")
 
 
 def test_a_holdout_read_on_a_pull_request_is_refused(action: ActionRun, gh: FakeGitHub) -> None:
@@ -370,19 +373,68 @@ def test_a_holdout_read_needs_a_declared_holdout(action: ActionRun) -> None:
     assert "read-holdout: true, but release.yaml declares no holdout" in result.annotations("error")[0]
 
 
-def test_the_release_tag_is_the_default_reason(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oloproof import action as action_module
-    from oloproof.checks import CheckReport
-
-    seen: list[str] = []
-
-    def fake_read(release, *, reason, env):  # type: ignore[no-untyped-def]
-        seen.append(reason)
-        return CheckReport(name="holdout-read", title="Holdout read", status="holdout score 0.900 (holdout set)")
-
-    monkeypatch.setattr(action_module, "read_holdout", fake_read)
+def test_a_release_reads_the_holdout_once_with_the_tag_as_reason(action: ActionRun, gh: FakeGitHub) -> None:
     with_holdout(action)
-    result = action.release("v2.0.1")(**{"read-holdout": "true", "github-token": ""})
+    result = action.release("v2.0.1")(**{"read-holdout": "true"})
     assert result.code == 0, result.stdout
-    assert seen == ["release v2.0.1"]
-    assert "| Holdout read | holdout score 0.900 (holdout set) | — |" in result.summary
+    log = (action.workspace / "evals/holdout/READS.log").read_text()
+    [entry] = [line for line in log.splitlines() if line.startswith("read ")]
+    assert 'reason="release v2.0.1"' in entry and "who=octocat" in entry and "commit=111111111111" in entry
+    assert "score=0.900 (54/60)" in entry
+    assert "| Holdout read | holdout score: 0.900 (54/60), 95% interval" in result.summary
+    assert "appended to evals/holdout/READS.log (run 1 of 20 in budget)" in result.summary
+    assert "| holdout | 1 of 20 reads used, 19 left; log intact" in result.summary  # refreshed after the read
+    assert not any(f"h{i:05d}" in result.summary + result.stdout for i in range(60))  # no holdout case ids anywhere
+    report = json.loads((action.workspace / "oloproof-report.json").read_text())
+    [read] = [check for check in report["checks"] if check["name"] == "holdout-read"]
+    assert read["data"]["read"] is True and read["data"]["budget"]["used"] == 1
+
+
+def test_the_holdout_reason_input_wins_over_the_event(action: ActionRun) -> None:
+    with_holdout(action)
+    result = action.release("v2.0.1")(**{"read-holdout": "true", "holdout-reason": "weekly  check\nof drift", "github-token": ""})
+    assert result.code == 0, result.stdout
+    assert 'reason="weekly check of drift"' in (action.workspace / "evals/holdout/READS.log").read_text()
+
+
+def test_a_workflow_dispatch_reason_is_used(action: ActionRun) -> None:
+    with_holdout(action)
+    action.event_name, action.event = "workflow_dispatch", {"inputs": {"reason": "baseline re-measurement"}}
+    result = action(**{"read-holdout": "true", "github-token": ""})
+    assert result.code == 0, result.stdout
+    assert 'reason="baseline re-measurement"' in (action.workspace / "evals/holdout/READS.log").read_text()
+
+
+def test_a_spent_budget_blocks_the_release(action: ActionRun, gh: FakeGitHub) -> None:
+    with_holdout(action, budget=1)
+    assert action.release("v1")(**{"read-holdout": "true"}).code == 0
+    gh.requests.clear()
+    result = action.release("v2")(**{"read-holdout": "true"})
+    assert result.code == ExitCode.BLOCKED
+    assert result.outputs["verdict"] == "BLOCKED" and result.outputs["exit-code"] == "3"
+    [error] = result.annotations("error")
+    assert error.startswith("::error file=release.yaml,line=") and "title=oloproof%3A Holdout read is BLOCKED" in error
+    assert "holdout_budget_spent" in error
+    log = (action.workspace / "evals/holdout/READS.log").read_text()
+    assert sum(1 for line in log.splitlines() if line.startswith("read ")) == 1  # the refused read left no entry
+    assert gh.requests[0].body["conclusion"] == "failure"
+
+
+def test_a_failing_gate_does_not_spend_holdout_budget(action: ActionRun) -> None:
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.8}")
+    with_holdout(action)
+    result = action.release()(**{"read-holdout": "true", "github-token": ""})
+    assert result.code == ExitCode.FAIL
+    assert "| Holdout read | not read: the gate is FAIL on the dev set | — |" in result.summary
+    assert not (action.workspace / "evals/holdout/READS.log").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root (the container runs as root)")
+def test_the_holdout_log_is_given_to_the_workspace_owner(action: ActionRun) -> None:
+    with_holdout(action)
+    for path in [action.workspace, *action.workspace.rglob("*")]:
+        os.chown(path, 1001, 1001)
+    assert action.release()(**{"read-holdout": "true", "github-token": ""}).code == 0
+    written = list(action.workspace.rglob("*"))
+    assert action.workspace / "evals/holdout/READS.log" in written
+    assert {path.lstat().st_uid for path in written} == {1001}

@@ -1,0 +1,255 @@
+"""The job-summary (Markdown) and annotation renderers: golden files, escaping, caps, trimming.
+
+Golden files live in ``tests/action/gold/``. After an intended change to a renderer,
+regenerate them and review the diff:
+
+    OLOPROOF_REGOLD=1 python -m pytest tests/action/test_renderers.py
+
+The sample result is a real gate run (an echo system on 100 cases) with the volatile parts
+(checker digest, run id, times, the config digest that holds this machine's interpreter path)
+replaced by constants, plus check reports of the kinds later checks add (leakage, metamorphic
+flip rates, the seeds check's recipe rule, the holdout budget), so the gold files show how
+each appears without any renderer knowing them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from oloproof.checks import CheckReport
+from oloproof.gate import GateResult
+from oloproof.identity import CheckerIdentity
+from oloproof.report import annotations as ann
+from oloproof.report import markdown
+from oloproof.stats.interval import Interval
+from oloproof.verdicts import RuleResult, Verdict, worst
+from tests.conftest import Project, labelled_cases
+
+GOLD = Path(__file__).parent / "gold"
+REGOLD = bool(os.environ.get("OLOPROOF_REGOLD"))
+HOSTILE = "x|<script>alert(1)</script> *bold* [link](https://evil.example) `tick` \\ 100%\nnext::line,a:b"
+
+
+def check_gold(name: str, text: str) -> None:
+    path = GOLD / name
+    if REGOLD:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with OLOPROOF_REGOLD=1 to create it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its gold file (OLOPROOF_REGOLD=1 regenerates it)"
+
+
+@pytest.fixture
+def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
+    from oloproof.config import load_release
+    from oloproof.gate import run_gate
+
+    project = Project(tmp_path).write(
+        cases=labelled_cases(100, 85),
+        rules=(
+            "  - {id: accurate, criterion: correct, min: 0.7}\n"
+            "  - {id: strict, criterion: correct, min: 0.95}\n"
+            "  - {id: borderline, criterion: correct, min: 0.8}"
+        ),
+        extra="# seeds: (the seeds check's rule is added below)\n",
+    )
+    monkeypatch.chdir(project.root)
+    result = run_gate(load_release("release.yaml"))
+    checker = CheckerIdentity(version="0.0.0-test", source_digest="sha256:" + "0" * 64)
+    assert result.run is not None
+    run = replace(result.run, run_id="20260101T000000Z-abcdef", started_at="2026-01-01T00:00:00.000000Z", checker=checker.to_json())
+    recipe = RuleResult(
+        rule_id="recipe_accurate", criterion="correct", kind="min", threshold=0.8, verdict=Verdict.MANUAL_REVIEW,
+        reasons=("approximate_method",),
+        sentence="recipe correct is 0.882 over 5 seeds, 95% interval [0.832, 0.919] (crossed, approximate): "
+        "set allow_approximate_methods: true to let it decide.",
+        interval=Interval(estimate=0.882, low=0.832, high=0.919, level=0.95, method="crossed cases × seeds", approximate=True),
+        n=1750, passes=1543.0, missing=0, resolution=None, source="release.yaml", line=14,
+    )
+    checks = (
+        CheckReport(
+            name="leakage", title="Leakage", status="clean: none of 100 cases is in data/training.jsonl (5000 rows)",
+            sentence="Exact match after lowercasing and collapsing whitespace.",
+            data={"limitations": ["Near-duplicates of training rows are not checked."]},
+        ),
+        CheckReport(
+            name="metamorphic", title="Metamorphic transforms", status="1 declared transform",
+            lines=("noise (declared): 7 of 97 changed cases flipped, flip rate 0.072 on the dev set; 3 not applicable",),
+            data={"limitations": ["Undeclared perturbations, larger changes, an attacker's search and certified robustness are not examined."]},
+        ),
+        CheckReport(
+            name="seeds", title="Seeds: recipe loan-model", status="5 seeds; 86 cases change verdict with the seed",
+            verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method",),
+            sentence="The recipe interval is approximate.", lines=("seed_1: 0.911 (319/350)", "seed_3: 0.843 (295/350)"),
+            source="release.yaml", line=14,
+        ),
+        CheckReport(
+            name="holdout", title="Holdout", status="3 of 20 reads used, 17 left",
+            lines=("last read: holdout score 0.708 (85/120) on the holdout set, reason \"release v1.1.0\"",),
+        ),
+    )
+    rules = (*result.rules, recipe)
+    verdicts = [rule.verdict for rule in rules] + [check.verdict for check in checks if check.verdict is not None]
+    return replace(
+        result, checker=checker, generated_at="2026-01-01T00:00:00Z", run=run, checks=checks, rules=rules,
+        verdict=worst(verdicts), release=replace(result.release, digest="sha256:" + "1" * 64),
+        problems=(f"case '{HOSTILE}': output has no 'label'",),
+    )
+
+
+# ---------------------------------------------------------------- golden files
+
+
+def test_summary_gold(sample: GateResult) -> None:
+    check_gold("summary.md", markdown.render(sample, fail_on=ann.FAILING, notes=("no check run: a note.",)))
+
+
+def test_annotations_gold(sample: GateResult) -> None:
+    fail_on = frozenset({Verdict.FAIL, Verdict.BLOCKED})
+    text = ann.render(sample, fail_on=fail_on)
+    check_gold("annotations.txt", text)
+    api = [annotation.api() for annotation in ann.collect(sample, fail_on=fail_on)]
+    check_gold("annotations-api.json", json.dumps(api, indent=2, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def table_cells(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line)) - 1
+
+
+def test_every_table_row_keeps_its_columns_whatever_the_text(sample: GateResult) -> None:
+    hostile = replace(sample, checks=(*sample.checks, CheckReport(name="x", title=HOSTILE, status=HOSTILE, lines=(HOSTILE,))))
+    text = markdown.render(hostile)
+    for block in text.split("\n\n"):
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        assert len({table_cells(row) for row in rows}) <= 1, block
+
+
+def test_text_from_files_cannot_inject_markup(sample: GateResult) -> None:
+    text = markdown.render(sample)
+    assert "<script>" not in text and "](https://evil.example)" not in text and "*bold*" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert markdown.esc("a\nb") == "a<br>b"
+
+
+def test_every_check_report_appears_without_the_renderer_knowing_it(sample: GateResult) -> None:
+    text = markdown.render(sample)
+    for report in sample.checks:
+        assert f"| {markdown.esc(report.title)} | {markdown.esc(report.status)} |" in text
+        for line in report.lines:
+            assert f"- {markdown.esc(line)}" in text
+    assert "| <code>recipe&#95;accurate</code> | <code>correct</code> | 0.882 | [0.832, 0.919] ≈" in text
+    assert "Near-duplicates of training rows are not checked." in text  # a check's own limitation
+
+
+def test_absent_standard_checks_say_so(sample: GateResult) -> None:
+    text = markdown.render(replace(sample, checks=()))
+    assert "| Leakage | not checked (release.yaml declares no leakage check) | — |" in text
+    assert "| Metamorphic transforms | no transforms declared in release.yaml | — |" in text
+    assert "| Holdout | no holdout declared in release.yaml | — |" in text
+    assert "Seeds" not in text  # shown only when configured
+
+
+@pytest.mark.parametrize("limit", [600, 2_000, 5_000, 20_000])
+def test_a_summary_over_its_limit_is_trimmed_to_fit_with_a_note(sample: GateResult, limit: int) -> None:
+    many = replace(sample, problems=tuple(f"problem {i}: {'x' * 200}" for i in range(200)))
+    text = markdown.render(many, limit=limit, full_report="oloproof-report.md")
+    assert len(text.encode("utf-8")) <= limit
+    assert text.startswith("## ⛔ oloproof gate: FAIL\n") or text.startswith(f"## {markdown.ICON[many.verdict]} oloproof gate:")
+    if limit >= 2_000:
+        assert "> **Trimmed:**" in text and "<code>oloproof-report.md</code>" in text
+    if limit >= 5_000:
+        rules = text[text.index("### Rules") :]
+        assert rules.index("strict") < rules.index("accurate")  # most severe first when trimmed
+
+
+def test_a_summary_within_its_limit_is_untouched(sample: GateResult) -> None:
+    full = markdown.render(sample, limit=1 << 40)
+    assert markdown.render(sample) == full and "Trimmed" not in full
+
+
+def test_a_real_megabyte_summary_is_trimmed_under_one_mib(sample: GateResult) -> None:
+    huge = replace(sample, problems=tuple(f"case c{i:06d}: output has no 'label' " + "y" * 80 for i in range(20_000)))
+    text = markdown.render(huge, full_report="oloproof-report.md")
+    assert len(markdown.render(huge, limit=1 << 40).encode()) > 1024 * 1024
+    assert len(text.encode()) <= 1024 * 1024 and "> **Trimmed:**" in text and "### Rules" in text
+
+
+# ---------------------------------------------------------------- annotations
+
+
+def runner_unescape_data(text: str) -> str:
+    # The runner's ActionCommand unescaping, in its order (actions/runner src/Runner.Common/ActionCommand.cs).
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def runner_unescape_property(text: str) -> str:
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
+
+@pytest.mark.parametrize("text", ["plain", "100% sure", "a\nb\r\nc", "%0A literal", "k:v,w", HOSTILE, "%25%3A%2C"])
+def test_escaping_round_trips_through_the_runner(text: str) -> None:
+    assert runner_unescape_data(ann.escape_data(text)) == text
+    assert runner_unescape_property(ann.escape_property(text)) == text
+    assert "\n" not in ann.escape_data(text) and "," not in ann.escape_property(text)
+
+
+def test_a_command_line_is_escaped_per_field() -> None:
+    note = ann.Annotation(level="warning", title="rule a,b: x", message="50%\ndone", file="dir,1/release:yaml", line=7)
+    assert note.command() == "::warning file=dir%2C1/release%3Ayaml,line=7,title=rule a%2Cb%3A x::50%25%0Adone"
+    assert ann.Annotation(level="notice", title="", message="m").command() == "::notice::m"
+
+
+def make(level: ann.Level, severity: int, name: str) -> ann.Annotation:
+    return ann.Annotation(level=level, title=name, message=name, severity=severity)
+
+
+def test_caps_keep_the_most_severe_ten_per_level_and_count_the_rest() -> None:
+    items = [make("warning", 1, f"w{i}") for i in range(12)] + [make("error", 3 if i % 2 else 4, f"e{i}") for i in range(15)]
+    items += [make("notice", 0, f"n{i}") for i in range(3)]
+    kept = ann.capped(items)
+    assert [a.title for a in kept if a.level == "error"] == ["e0", "e2", "e4", "e6", "e8", "e10", "e12", "e14", "e1", "e3"]
+    assert [a.title for a in kept if a.level == "warning"] == [f"w{i}" for i in range(10)]
+    notices = [a for a in kept if a.level == "notice"]
+    assert [a.title for a in notices[:-1]] == ["n0", "n1", "n2"]
+    assert notices[-1].message.startswith("7 more finding(s) are not shown")
+    assert all(sum(1 for a in kept if a.level == level) <= 10 for level in ("error", "warning", "notice"))
+
+
+def test_the_counting_notice_takes_a_notices_place() -> None:
+    kept = ann.capped([make("notice", 0, f"n{i}") for i in range(10)])
+    assert len(kept) == 10 and kept[-1].title == "n9"  # exactly ten: no overflow, no counting notice
+    kept = ann.capped([make("notice", 0, f"n{i}") for i in range(11)])
+    assert len(kept) == 10 and kept[-1].message.startswith("2 more finding(s)")
+
+
+def test_levels_follow_fail_on(sample: GateResult) -> None:
+    found = ann.collect(sample, fail_on=frozenset({Verdict.FAIL}))
+    assert [(a.level, a.title) for a in found] == [
+        ("error", "oloproof: rule strict is FAIL"),
+        ("warning", "oloproof: rule recipe_accurate is MANUAL_REVIEW"),
+        ("warning", "oloproof: Seeds: recipe loan-model is MANUAL_REVIEW"),
+        ("warning", "oloproof: rule borderline is INSUFFICIENT_EVIDENCE"),
+    ]
+
+
+def test_paths_outside_the_repository_get_no_file(sample: GateResult) -> None:
+    found = ann.collect(sample, path_of=lambda path: None)
+    assert all(a.file is None and a.line is None for a in found)
+    assert all("file=" not in a.command() for a in found)
+
+
+def test_stop_commands_wraps_text_with_a_token_it_does_not_contain() -> None:
+    text = "::error::from a model\n::add-mask::x"
+    wrapped = ann.stop_commands(text, token="abc")
+    assert wrapped == "::stop-commands::abc\n::error::from a model\n::add-mask::x\n::abc::\n"
+    hostile = "::deadbeef::\n"
+    assert not ann.stop_commands(hostile, token="deadbeef").startswith("::stop-commands::deadbeef\n")
