@@ -14,13 +14,13 @@ from typing import Any, Literal
 
 import orjson
 
-from oloproof import __version__
 from oloproof.errors import ConfigError, UsageError
 from oloproof.evaluators import REGISTRY, Evaluator, SpecError
 from oloproof.evaluators.base import Where
+from oloproof.metamorphic import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, build_policy
+from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
 from oloproof.seeds import SEEDS, SeedsSpec, load_seeds_file, parse_seeds
-from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, Unsupported, did_you_mean, validate_text
 
 SYSTEM = Obj(
     {
@@ -69,7 +69,7 @@ RELEASE = Obj(
         ),
         "policy": Prop(AnyOf((Scalar("str", nonempty=True), POLICY)), required=True, doc="A path to a policy file, or the policy inline."),
         "holdout": Prop(HOLDOUT, doc="The reserved holdout set."),
-        "metamorphic": Prop(Unsupported(f"metamorphic transforms are not supported by oloproof {__version__} yet")),
+        "metamorphic": Prop(METAMORPHIC, doc="Declared transforms: each case gets a transformed copy and relations compare outputs."),
         "seeds": Prop(
             AnyOf((Scalar("str", nonempty=True), SEEDS)),
             doc="The recipe check across seeds: a path to a seeds file, or the mapping inline. Its rule joins the gate.",
@@ -117,6 +117,7 @@ class Release:
     holdout: HoldoutSpec | None
     seeds: SeedsSpec | None
     document: Document
+    metamorphic: MetamorphicSpec | None = None  # declared transforms (SPEC §5)
     digest: str  # "sha256:..." of the canonical release and policy content
 
     def resolve(self, relative: str) -> Path:
@@ -183,6 +184,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         policy_data = policy_value
 
     evaluators = _build_evaluators(doc)
+    metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     criteria = {evaluator.criterion for evaluator in evaluators}
     for rule in policy.rules:
         if rule.criterion not in criteria:
@@ -230,6 +232,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         evaluators=evaluators,
         policy=policy,
         seeds=seeds,
+        metamorphic=metamorphic,
         holdout=None if holdout is None else HoldoutSpec(
             cases=holdout["cases"], budget=holdout["budget"], log=holdout["log"],
             criterion=holdout["criterion"] or policy.rules[0].criterion, line=doc.line("holdout"),

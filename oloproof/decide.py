@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 # Reasons that make the evidence invalid: the rule cannot PASS or FAIL on it.
-INVALIDATING = ("leaked_cases", "judge_untrusted")
+INVALIDATING = ("leaked_cases", "judge_untrusted", "transform_declared", "transform_unlabelled", "transform_changes_meaning")
 
 MIN_CLUSTERS = 30
 

@@ -18,7 +18,7 @@ from oloproof.decide import decide_regression, decide_rule
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.identity import CheckerIdentity, checker_identity
-from oloproof.policy import Rule
+from oloproof.policy import Policy, Rule
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import RuleResult, Verdict, worst
@@ -89,7 +89,10 @@ def run_gate(
     checks = registry()
     reports = tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    common = dict(release=release, testset=testset, checks=reports, checker=checker_identity(), generated_at=generated_at)
+    common = dict(
+        release=release, testset=testset, checks=reports, checker=checker_identity(), generated_at=generated_at,
+        limitations=limitations_for(release),
+    )
 
     blocking = [report for report in reports if report.blocks]
     if blocking:
@@ -130,8 +133,17 @@ def run_gate(
         outputs = store.outputs(record)
 
     invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
-    eval_ctx = EvalContext(testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet)
+    variants = None
+    if release.metamorphic is not None:
+        from oloproof.metamorphic.variants import VariantProvider
+
+        variants = VariantProvider(release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch)
+    eval_ctx = EvalContext(
+        testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet, variants=variants,
+    )
     needed = {rule.criterion for rule in release.policy.rules}
+    # Flip rates are reported even where no rule reads them (a declared transform never decides one).
+    needed |= {evaluator.criterion for evaluator in release.evaluators if evaluator.type == "metamorphic_relation"}
     outcomes: dict[str, CriterionOutcome] = {}
     problems: list[str] = []
     for evaluator in release.evaluators:
@@ -149,7 +161,7 @@ def run_gate(
         if rule.kind == "regression":
             decided.append(_decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release))
         else:
-            decided.append(decide_rule(rule, outcomes[rule.criterion], release.policy, testset))
+            decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(check.rule_results(ctx, rules))
@@ -178,6 +190,37 @@ def _decide_regression(rule: Rule, now: CriterionOutcome, ctx: EvalContext, stor
     evaluator = release.criteria()[rule.criterion]
     base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
     return decide_regression(rule, now, base_outcome, release.policy, baseline_label=label)
+
+
+def limitations_for(release: Release) -> tuple[str, ...]:
+    if release.metamorphic is None:
+        return LIMITATIONS
+    from oloproof.metamorphic import LIMITATIONS as METAMORPHIC_LIMITATIONS
+
+    return LIMITATIONS + METAMORPHIC_LIMITATIONS
+
+
+def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
+    """Decide on the cases the outcome covers: every case, or (``case_ids``) those a transform changed."""
+    from dataclasses import replace
+
+    if outcome.case_ids is None:
+        return decide_rule(rule, outcome, policy, testset)
+    from oloproof.evaluators.metamorphic import rule_note
+
+    if not outcome.case_ids:
+        return RuleResult(
+            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
+            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))),
+            sentence=f"{rule.criterion}: the transform changed no case, so there is no evidence either way.",
+            interval=None, n=0, passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
+        )
+    covered = set(outcome.case_ids)
+    cases = tuple(case for case in testset.cases if case.id in covered)
+    subset = replace(testset, cases=cases, has_groups=any(case.group is not None for case in cases))
+    result = decide_rule(rule, outcome, policy, subset)
+    note = rule_note(outcome)
+    return replace(result, sentence=f"{result.sentence} {note}") if note else result
 
 
 def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:

@@ -25,12 +25,11 @@ import lzma
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal, cast
 
 from oloproof.errors import DataError, UsageError
 from oloproof.leakage import MISSING, Matcher, MatchPlan, ScanCounts, json_getters, lookup_candidates
@@ -77,7 +76,7 @@ def detect(path: str, *, format: str | None = None) -> TrainingSource:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
-    chosen: Format | None = format if format in FORMATS else _SUFFIXES.get(Path(name).suffix)  # type: ignore[assignment]
+    chosen = next((known for known in FORMATS if known == format), None) or _SUFFIXES.get(Path(name).suffix)
     if chosen is None:
         raise UsageError(f"{path}: cannot tell the training file's format from its name; pass --format jsonl, csv or parquet")
     if chosen == "parquet" and compression is not None:
@@ -86,15 +85,15 @@ def detect(path: str, *, format: str | None = None) -> TrainingSource:
     return TrainingSource(path=file, display=path, format=chosen, compression=compression, size=file.stat().st_size, delimiter=delimiter)
 
 
-def open_stream(source: TrainingSource) -> tuple[IO[bytes], IO[bytes]]:
+def open_stream(source: TrainingSource) -> tuple[io.BufferedIOBase, io.BufferedIOBase]:
     """(raw file, decompressed stream); the raw file's position measures progress."""
     raw = open(source.path, "rb")
     if source.compression == "gzip":
-        return raw, gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return raw, gzip.GzipFile(fileobj=raw, mode="rb")
     if source.compression == "bz2":
-        return raw, bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+        return raw, bz2.BZ2File(raw, mode="rb")
     if source.compression == "xz":
-        return raw, lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+        return raw, lzma.LZMAFile(raw, mode="rb")
     return raw, raw
 
 
@@ -106,7 +105,7 @@ def _read_error(source: TrainingSource, exc: Exception) -> DataError:
 # --------------------------------------------------------------------------- JSONL
 
 
-def iter_line_blocks(stream: IO[bytes], *, start: int = 0, end: int | None = None) -> Iterator[tuple[list[bytes], int]]:
+def iter_line_blocks(stream: io.BufferedIOBase, *, start: int = 0, end: int | None = None) -> Iterator[tuple[list[bytes], int]]:
     """Complete lines in blocks, with the bytes consumed so far; ``end`` bounds a byte range."""
     carry = b""
     remaining = None if end is None else end - start
@@ -130,7 +129,9 @@ def iter_line_blocks(stream: IO[bytes], *, start: int = 0, end: int | None = Non
         yield [carry], consumed
 
 
-def _scan_jsonl(matcher: Matcher, stream: IO[bytes], raw: IO[bytes], progress: Progress | None, *, start: int = 0, end: int | None = None) -> None:
+def _scan_jsonl(
+    matcher: Matcher, stream: io.BufferedIOBase, raw: io.BufferedIOBase, progress: Progress | None, *, start: int = 0, end: int | None = None,
+) -> None:
     line = 1
     for lines, _ in iter_line_blocks(stream, start=start, end=end):
         matcher.scan_json_lines(lines, line)
@@ -163,8 +164,8 @@ def _sample_jsonl(source: TrainingSource, limit: int) -> list[Any]:
 # --------------------------------------------------------------------------- CSV
 
 
-def _csv_reader(source: TrainingSource, stream: IO[bytes]) -> tuple[Any, list[str]]:
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+def _csv_reader(source: TrainingSource, stream: io.BufferedIOBase) -> tuple[Any, list[str]]:
+    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.reader(text, delimiter=source.delimiter, strict=True)
     try:
         header = next(reader)
@@ -230,7 +231,7 @@ def _csv_rows(source: TrainingSource, reader: Any, width: int, matcher: Matcher)
         yield row
 
 
-def _scan_csv(matcher: Matcher, source: TrainingSource, reader: Any, width: int, raw: IO[bytes], progress: Progress | None) -> None:
+def _scan_csv(matcher: Matcher, source: TrainingSource, reader: Any, width: int, raw: io.BufferedIOBase, progress: Progress | None) -> None:
     check = matcher.check_row
     counts = matcher.counts
     for row in _csv_rows(source, reader, width, matcher):
@@ -250,7 +251,7 @@ def _parquet_file(source: TrainingSource) -> Any:
         raise UsageError(f"{source.display}: reading Parquet needs pyarrow: pip install pyarrow") from None
     try:
         return pq.ParquetFile(source.path)
-    except Exception as exc:  # noqa: BLE001 - any reader failure is a bad file, reported without content
+    except Exception as exc:
         raise _read_error(source, exc) from None
 
 
@@ -259,16 +260,16 @@ def parquet_columns(plan: MatchPlan, schema: Any, display: str) -> list[str]:
     import pyarrow as pa
 
     def has(path: tuple[str, ...]) -> bool:
-        fields: Any = schema
+        fields: Any = schema  # a Schema, then StructTypes: both have get_field_index and field
         for index, part in enumerate(path):
-            position = fields.get_field_index(part) if fields.num_fields else -1
+            position = fields.get_field_index(part)
             if position < 0:
                 return False
             kind = fields.field(position).type
             if index + 1 < len(path):
                 if not pa.types.is_struct(kind):
                     return False
-                fields = pa.schema(list(kind))
+                fields = kind
         return True
 
     needed: dict[str, None] = {}
@@ -276,7 +277,9 @@ def parquet_columns(plan: MatchPlan, schema: Any, display: str) -> list[str]:
         path = next((candidate for candidate in lookup_candidates(name) if has(candidate)), None)
         if path is None:
             looked = ", ".join(".".join(candidate) for candidate in lookup_candidates(name))
-            raise DataError(display, None, f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, with --field")
+            raise DataError(
+                display, None, f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, with --field",
+            )
         needed[path[0]] = None
     return list(needed)
 
@@ -303,21 +306,23 @@ def scan_training(
 ) -> ScanOutcome:
     """Stream ``source`` past ``plan``; the plan's key order is set on a first sample of rows."""
     digest = _Digest(source.path)
-    digest.start()
     try:
         if source.format == "csv":
+            digest.start()
             counts, sources = _run_csv(plan, source, skip_malformed, progress)
             used = 1
         elif source.format == "parquet":
+            digest.start()
             counts, sources = _run_parquet(plan, source, skip_malformed, progress)
             used = 1
         else:
-            counts, sources, used = _run_jsonl(plan, source, skip_malformed, progress, jobs, parallel_min_bytes)
+            counts, sources, used = _run_jsonl(plan, source, skip_malformed, progress, jobs, parallel_min_bytes, digest.start)
     except BaseException:
         digest.stop.set()  # an error or Ctrl-C: do not finish hashing a large file first
         raise
     finally:
-        digest.join()
+        if digest.is_alive():
+            digest.join()
     return ScanOutcome(counts=counts, sha256=digest.hexdigest, key_sources=sources, jobs=used)
 
 
@@ -358,14 +363,18 @@ def resolve_one(row: Any, path: tuple[str, ...]) -> Any:
 
 
 def _run_jsonl(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, jobs: int | None, parallel_min_bytes: int
+    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, jobs: int | None, parallel_min_bytes: int,
+    started: Callable[[], None],
 ) -> tuple[ScanCounts, dict[str, str], int]:
     sample = _sample_jsonl(source, SAMPLE_ROWS)
     _order(plan, sample, json_getters(plan), source.display, sampled=True)
     sources = _json_key_sources(plan, sample)
     workers = _workers(jobs)
-    if workers > 1 and source.compression is None and source.size >= parallel_min_bytes:
-        return _run_parallel(plan, source, skip, progress, workers), sources, workers
+    if workers > 1 and source.compression is None and source.size >= parallel_min_bytes and parallel_available():
+        ranges = len(split_ranges(source.path, source.size, workers))
+        if ranges > 1:
+            return _run_parallel(plan, source, skip, progress, workers, started), sources, ranges
+    started()
     matcher = Matcher(plan, json_getters(plan), display=source.display, skip_malformed=skip)
     raw, stream = open_stream(source)
     with raw, stream:
@@ -384,7 +393,7 @@ def _run_csv(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Prog
             if not header:
                 return ScanCounts(), {}
             probe = Matcher(plan, csv_getters(plan, header, source.display), display=source.display, skip_malformed=True)
-            sample = [row for _, row in zip(range(SAMPLE_ROWS), _csv_rows(source, reader, len(header), probe))]
+            sample = [row for _, row in zip(range(SAMPLE_ROWS), _csv_rows(source, reader, len(header), probe), strict=False)]
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise _read_error(source, exc) from None
     _order(plan, sample, csv_getters(plan, header, source.display), source.display, sampled=False)
@@ -415,7 +424,7 @@ def _run_parquet(plan: MatchPlan, source: TrainingSource, skip: bool, progress: 
                 progress(source.size * matcher.counts.rows // total, matcher.counts.rows)
     except DataError:
         raise
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file
+    except Exception as exc:
         raise _read_error(source, exc) from None
     sources = {name: ".".join(path) for name in plan.compared
                for path in [next(c for c in lookup_candidates(name) if c[0] in columns)] if ".".join(path) != name}
@@ -448,7 +457,7 @@ def split_ranges(path: Path, size: int, parts: int) -> list[tuple[int, int]]:
             if position > bounds[-1]:
                 bounds.append(position)
     bounds.append(size)
-    return list(zip(bounds[:-1], bounds[1:]))
+    return list(itertools.pairwise(bounds))
 
 
 def count_lines(path: Path, end: int) -> int:
@@ -464,20 +473,9 @@ def count_lines(path: Path, end: int) -> int:
     return count
 
 
-_worker_plan: MatchPlan | None = None
-_worker_progress: Any = None
-
-
-def _init_worker(plan: MatchPlan, shared: Any) -> None:
-    global _worker_plan, _worker_progress
-    _worker_plan, _worker_progress = plan, shared
-
-
-def _scan_range(path: str, display: str, skip: bool, start: int, end: int, slot: int) -> tuple[str, Any]:
+def _scan_range(plan: MatchPlan, path: str, display: str, skip: bool, start: int, end: int, shared: Any, slot: int) -> tuple[str, Any]:
     """One worker's byte range. Errors come back as data: our exceptions do not pickle."""
-    assert _worker_plan is not None
-    matcher = Matcher(_worker_plan, json_getters(_worker_plan), display=display, skip_malformed=skip)
-    shared = _worker_progress
+    matcher = Matcher(plan, json_getters(plan), display=display, skip_malformed=skip)
 
     def progress(done: int, rows: int) -> None:
         shared[2 * slot], shared[2 * slot + 1] = done, rows
@@ -493,37 +491,79 @@ def _scan_range(path: str, display: str, skip: bool, start: int, end: int, slot:
     return "ok", matcher.counts
 
 
-def _run_parallel(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, workers: int) -> ScanCounts:
+def _worker_main(connection: Any, *args: Any) -> None:
+    try:
+        result = _scan_range(*args)
+    except KeyboardInterrupt:
+        return
+    except BaseException as exc:
+        result = ("crash", f"{type(exc).__name__}: {exc}")
+    connection.send(result)
+    connection.close()
+
+
+def parallel_available() -> bool:
     import multiprocessing
 
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _run_parallel(
+    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, workers: int, started: Callable[[], None]
+) -> ScanCounts:
+    """Fork one worker per byte range; they inherit the plan (nothing is pickled but results).
+
+    Workers are forked before this process starts any thread of its own (the digest thread
+    starts after them, ``started``), so no lock can be inherited held.
+    """
+    import multiprocessing
+    from multiprocessing.connection import Connection, wait
+
     ranges = split_ranges(source.path, source.size, workers)
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     shared = context.Array("q", 2 * len(ranges), lock=False)
-    with context.Pool(len(ranges), initializer=_init_worker, initargs=(plan, shared)) as pool:
-        pending = [
-            pool.apply_async(_scan_range, (str(source.path), source.display, skip, start, end, slot))
-            for slot, (start, end) in enumerate(ranges)
-        ]
-        results: list[tuple[str, Any] | None] = [None] * len(ranges)
-        while any(result is None for result in results):
-            for slot, job in enumerate(pending):
-                if results[slot] is None and job.ready():
-                    results[slot] = job.get()
-                    status, payload = results[slot]  # type: ignore[misc]
-                    if status == "error":
-                        line, message = payload
-                        start = ranges[slot][0]
-                        raise DataError(source.display, None if line is None else line + count_lines(source.path, start), message)
-                    if status == "oserror":
-                        raise DataError(source.display, None, f"cannot read the file ({payload})")
+    processes: list[Any] = []
+    pending: dict[Connection, int] = {}
+    try:
+        for slot, (start, end) in enumerate(ranges):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker_main, args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot),
+                daemon=True, name=f"oloproof-leakage-{slot}",
+            )
+            process.start()
+            sender.close()
+            processes.append(process)
+            pending[receiver] = slot
+        started()
+        results: list[ScanCounts | None] = [None] * len(ranges)
+        while pending:
+            for ready in wait(list(pending), timeout=0.1):
+                receiver = cast(Connection, ready)
+                slot = pending.pop(receiver)
+                try:
+                    status, payload = receiver.recv()
+                except EOFError:
+                    raise RuntimeError(f"leakage worker {slot} died (exit code {processes[slot].exitcode})") from None
+                if status == "error":
+                    line, message = payload
+                    raise DataError(source.display, None if line is None else line + count_lines(source.path, ranges[slot][0]), message)
+                if status == "oserror":
+                    raise DataError(source.display, None, f"cannot read the file ({payload})")
+                if status == "crash":
+                    raise RuntimeError(f"leakage worker {slot} failed: {payload}")
+                results[slot] = payload
             if progress is not None:
                 progress(sum(shared[0::2]), sum(shared[1::2]))
-            time.sleep(0.05)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
     total = ScanCounts()
     lines_before = 0
-    for result in results:
-        assert result is not None
-        counts: ScanCounts = result[1]
+    for counts in results:
+        assert counts is not None
         total.merge(counts, line_offset=lines_before)
         lines_before += counts.lines
     return total

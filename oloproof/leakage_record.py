@@ -263,61 +263,59 @@ def other_records(root: Path, digest: str) -> list[LeakageResult]:
 def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     """The leakage line of the gate: status always; BLOCKED or invalidating when it must."""
     required = release.leakage == "required"
-    where = {"source": release.path, "line": release.document.line("leakage") if release.leakage else None}
-    base: dict[str, Any] = {"declared": release.leakage, "required": required, "testset_digest": testset.digest}
+    line = release.document.line("leakage") if release.leakage else None
+
+    def report(status: str, data: dict[str, Any], **more: Any) -> CheckReport:
+        base = {"declared": release.leakage, "required": required, "testset_digest": testset.digest}
+        return CheckReport(name="leakage", title="leakage", status=status, data=base | data, source=release.path, line=line, **more)
+
     record = read_record(root, testset.digest)
     if record is not None:
-        data = base | _record_data(record, root)
-        checked = f"{record.n_cases} cases checked against {record.rows_scanned:,} rows of {record.training_name} ({record.options_text()}), {record.created_at}"
+        data = _record_data(record, root)
+        checked = (
+            f"{record.n_cases} cases checked against {record.rows_scanned:,} rows of {record.training_name} "
+            f"({record.options_text()}), {record.created_at}"
+        )
         if record.checker and record.checker.get("source_digest") != _checker_digest():
             data["checker_changed"] = True
-            checked += "; checker changed since"
+            checked += "; the checker has changed since"
         if record.clean:
-            return CheckReport(name="leakage", title="leakage", status=f"clean: {checked}", lines=(NEAR_DUPLICATES,), data=data | {"status": "clean"}, **where)
+            return report(f"clean: {checked}", data | {"status": "clean"}, lines=(NEAR_DUPLICATES,))
         ids = record.leaked_ids
-        return CheckReport(
-            name="leakage", title="leakage", status=f"{len(ids)} of {record.n_cases} cases found in the training data: {checked}",
+        return report(
+            f"{len(ids)} of {record.n_cases} cases found in the training data: {checked}", data | {"status": "leaked"},
             verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("leaked_cases",), invalidates=("leaked_cases",),
             sentence=(
                 f"{len(ids)} test case(s) appear in the training data ({record.training_name}), so every rule's evidence is invalid "
                 "(this is not a FAIL of the model): remove them from the test set, or retrain without them, and check again."
             ),
             lines=(f"leaked case ids ({len(ids)}): {_id_list(ids, SHOWN_IDS)}", NEAR_DUPLICATES),
-            data=data | {"status": "leaked"}, **where,
         )
     stale = other_records(root, testset.digest)
     rerun = f"`oloproof leakage check --training {stale[0].training_name if stale else 'FILE'} --record`"
     if stale:
         last = stale[0]
-        data = base | {"status": "stale", "stale_record": {
+        data = {"status": "stale", "stale_record": {
             "testset_digest": last.testset_digest, "created_at": last.created_at, "training": last.training_name,
             "clean": last.clean, "record": str(record_path(root, last.testset_digest).relative_to(root)),
         }}
         what = (
-            f"the last recorded check ({last.created_at}, against {last.training_name}) was made on test set {_short(last.testset_digest)}, "
-            f"but {testset.path} is now {_short(testset.digest)}"
+            f"the last recorded check ({last.created_at}, against {last.training_name}) was made on test set "
+            f"{_short(last.testset_digest)}, but {testset.path} is now {_short(testset.digest)}"
         )
         if required:
-            return CheckReport(
-                name="leakage", title="leakage", status="stale: no check of this version of the test set is recorded",
-                verdict=Verdict.BLOCKED, reasons=("leakage_stale",), blocks=True,
-                sentence=f"leakage: required, and {what}: run {rerun}.", data=data, **where,
+            return report(
+                "stale: no check of this version of the test set is recorded", data,
+                verdict=Verdict.BLOCKED, reasons=("leakage_stale",), blocks=True, sentence=f"leakage: required, and {what}: run {rerun}.",
             )
-        return CheckReport(name="leakage", title="leakage", status=f"not checked for this version of the test set: {what}", data=data, **where)
-    data = base | {"status": "unchecked"}
+        return report(f"not checked for this version of the test set: {what}", data)
     if required:
-        return CheckReport(
-            name="leakage", title="leakage", status="not checked",
-            verdict=Verdict.BLOCKED, reasons=("leakage_unchecked",), blocks=True,
+        return report(
+            "not checked", {"status": "unchecked"}, verdict=Verdict.BLOCKED, reasons=("leakage_unchecked",), blocks=True,
             sentence=f"leakage: required, and no leakage check of {testset.path} ({_short(testset.digest)}) is recorded: run {rerun}.",
-            data=data, **where,
         )
     why = "leakage: optional in release.yaml" if release.leakage == "optional" else "release.yaml does not declare leakage"
-    return CheckReport(
-        name="leakage", title="leakage",
-        status=f"not checked: nobody has recorded whether these test cases appear in the training data ({why})",
-        data=data, **where,
-    )
+    return report(f"not checked: nobody has recorded whether these test cases appear in the training data ({why})", {"status": "unchecked"})
 
 
 def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:

@@ -67,6 +67,10 @@ REASONS: dict[str, str] = {
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
+    "transform_declared": "a declared (numeric or categorical) transform: no person can confirm it keeps meaning, so its rate never decides",
+    "transform_unlabelled": "some cases the image or text transform changed have no current human label saying the change kept their meaning",
+    "transform_changes_meaning": "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness",
+    "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
 }
 
 

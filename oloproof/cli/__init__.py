@@ -19,9 +19,9 @@ from oloproof.errors import ExitCode, OloproofError
 
 
 def _commands() -> list[ModuleType]:
-    from oloproof.cli import gate, holdout, init, leakage, run, runs, schema, seeds
+    from oloproof.cli import gate, holdout, init, leakage, metamorphic, run, runs, schema, seeds
 
-    return [gate, run, runs, leakage, seeds, holdout, init, schema]
+    return [gate, run, runs, leakage, metamorphic, seeds, holdout, init, schema]
 
 
 def build_parser() -> argparse.ArgumentParser:

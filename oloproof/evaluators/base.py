@@ -12,6 +12,7 @@ from oloproof.schema import Obj, Prop, Scalar
 if TYPE_CHECKING:
     import numpy as np
 
+    from oloproof.metamorphic.variants import Variant
     from oloproof.policy import Policy
     from oloproof.testset import TestSet
 
@@ -23,6 +24,9 @@ class EvalContext:
     base_dir: Path  # where relative paths in the config are resolved
     policy: Policy
     quiet: bool = True
+    # Metamorphic relations: the transform name -> the system's outputs on the transformed copies,
+    # computed lazily (the gate runs the system on a transform only when an evaluator asks).
+    variants: Callable[[str], Variant] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +44,9 @@ class CriterionOutcome:
     reasons: tuple[str, ...] = ()  # reason codes that apply to every rule on this criterion
     problems: tuple[str, ...] = ()  # sentences for the report
     details: Mapping[str, Any] = field(default_factory=dict)  # e.g. judge agreement, for reports
+    # When set, values[i] belongs to case_ids[i], a subset of the test set in its order (e.g. the
+    # cases a metamorphic transform changed); otherwise values align with testset.cases.
+    case_ids: tuple[str, ...] | None = None
 
 
 class Evaluator(Protocol):

@@ -39,9 +39,10 @@ def to_json(result: GateResult) -> dict[str, Any]:
 
     release, testset, run = result.release, result.testset, result.run
     criteria: dict[str, Any] = {}
-    ids = [case.id for case in testset.cases]
+    all_ids = [case.id for case in testset.cases]
     for name, outcome in result.outcomes.items():
         values = outcome.values
+        ids = list(outcome.case_ids) if outcome.case_ids is not None else all_ids  # a transform's changed cases only
         missing = np.isnan(values)
         criteria[name] = {
             "kind": outcome.kind, "n": int(values.size), "missing": int(missing.sum()),

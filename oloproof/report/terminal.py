@@ -73,6 +73,10 @@ def build(result: GateResult) -> Group:
             line.append(f"\n  {extra}")
         parts.append(line)
 
+    metamorphic = metamorphic_lines(result)
+    if metamorphic.plain:
+        parts.append(metamorphic)
+
     notes = Text()
     for rule in result.rules:
         if rule.verdict is Verdict.PASS:
@@ -90,6 +94,29 @@ def build(result: GateResult) -> Group:
     verdict.append(f"  (exit {int(result.verdict.exit_code)}; confidence {result.release.policy.confidence:g})")
     parts.append(verdict)
     return Group(*parts)  # type: ignore[arg-type]
+
+
+def metamorphic_lines(result: GateResult) -> Text:
+    """One line per metamorphic criterion: flip rate over changed cases, and its evidence status."""
+    text = Text()
+    for criterion, outcome in result.outcomes.items():
+        info = outcome.details.get("metamorphic")
+        if not isinstance(info, dict):
+            continue
+        rate = "-" if info["flip_rate"] is None else f"{info['flip_rate']:.3f}"
+        text.append(f"  {info['transform']}", style="bold")
+        text.append(
+            f" ({info['kind']} on {info['input_field']}; {criterion}): flip rate {rate} "
+            f"({info['flips']}/{info['answered']} changed cases"
+            + (f", {info['missing']} missing" if info["missing"] else "")
+            + f"; {info['not_applicable']} not applicable), {info['status']}\n"
+        )
+    if text.plain:
+        head = Text("metamorphic: ", style="bold")
+        head.append("flip rates over the cases each transform changed\n")
+        tail = Text("  only the declared transforms at the declared size; not an attacker's search; no certified robustness", style="dim")
+        return Text.assemble(head, text, tail)
+    return text
 
 
 def render(result: GateResult, *, width: int = 120) -> str:

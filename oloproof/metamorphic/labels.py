@@ -1,0 +1,113 @@
+"""Human labels for image and text transforms: did the change keep each case's meaning?
+
+A labels file is JSONL, one ``{"id": ..., "preserved": true|false}`` per changed case, with an
+optional ``digest`` (written by the labelling page) of the original/transformed pair the person
+saw and an optional free-text ``note``. A label whose digest no longer matches the pair (the
+transform or the input changed since) is **stale** and counts as no label.
+
+The states (SPEC §5): a declared (tabular) transform never decides (``transform_declared``);
+every changed case labelled preserved -> ``validated``, the rule decides; any case labelled
+``preserved: false`` -> ``transform_changes_meaning``; any changed case without a (current)
+label -> ``transform_unlabelled``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from oloproof.errors import DataError
+from oloproof.jsonl import iter_objects
+from oloproof.metamorphic.apply import TransformedSet
+
+LABEL_KEYS = frozenset({"id", "preserved", "digest", "note"})
+
+State = Literal["declared", "validated", "unlabelled", "changes_meaning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    preserved: bool
+    digest: str | None
+    line: int
+
+
+def load_labels(file: Path, *, shown: str) -> dict[str, Label]:
+    """Read a labels file; every problem names the file and line (exit 2)."""
+    labels: dict[str, Label] = {}
+    for line, obj in iter_objects(file, display=shown):
+        case_id = obj.get("id")
+        if not isinstance(case_id, str) or not case_id:
+            raise DataError(shown, line, "each label needs a non-empty string 'id'")
+        if case_id in labels:
+            raise DataError(shown, line, f"duplicate label for case '{case_id}' (first on line {labels[case_id].line})")
+        preserved = obj.get("preserved")
+        if not isinstance(preserved, bool):
+            raise DataError(shown, line, f"case '{case_id}': 'preserved' must be true or false, got {preserved!r}")
+        digest = obj.get("digest")
+        if digest is not None and not isinstance(digest, str):
+            raise DataError(shown, line, f"case '{case_id}': 'digest' must be a string")
+        unknown = sorted(set(obj) - LABEL_KEYS)
+        if unknown:
+            raise DataError(shown, line, f"case '{case_id}': unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(LABEL_KEYS))}")
+        labels[case_id] = Label(preserved=preserved, digest=digest, line=line)
+    return labels
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelStatus:
+    state: State
+    file: str | None  # the labels path as declared, or None
+    preserved: tuple[str, ...] = ()
+    changed_meaning: tuple[str, ...] = ()  # labelled preserved: false
+    unlabelled: tuple[str, ...] = ()  # changed cases with no current label (stale ones included)
+    stale: tuple[str, ...] = ()  # labelled, but on another original/transformed pair
+    unused: int = 0  # labels for cases the transform did not change (or not in the test set)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        if self.state == "declared":
+            return ("transform_declared",)
+        codes: list[str] = []
+        if self.changed_meaning:
+            codes.append("transform_changes_meaning")
+        if self.unlabelled:
+            codes.append("transform_unlabelled")
+        return tuple(codes)
+
+    def to_json(self, limit: int = 50) -> dict[str, object]:
+        return {
+            "file": self.file, "preserved": len(self.preserved),
+            "changed_meaning": len(self.changed_meaning), "changed_meaning_ids": list(self.changed_meaning[:limit]),
+            "unlabelled": len(self.unlabelled), "unlabelled_ids": list(self.unlabelled[:limit]),
+            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]), "unused": self.unused,
+        }
+
+
+def label_status(variant: TransformedSet, labels: dict[str, Label] | None, *, file: str | None) -> LabelStatus:
+    """Compare the labels with the changed cases of ``variant``."""
+    if not variant.spec.validated:
+        return LabelStatus(state="declared", file=None)
+    labels = labels or {}
+    preserved: list[str] = []
+    changed: list[str] = []
+    unlabelled: list[str] = []
+    stale: list[str] = []
+    for case_id in variant.applicable:
+        label = labels.get(case_id)
+        if label is not None and label.digest is not None and label.digest != variant.pair_digests[case_id]:
+            stale.append(case_id)
+            label = None
+        if label is None:
+            unlabelled.append(case_id)
+        elif label.preserved:
+            preserved.append(case_id)
+        else:
+            changed.append(case_id)
+    applicable = set(variant.applicable)
+    state: State = "changes_meaning" if changed else ("unlabelled" if unlabelled else "validated")
+    return LabelStatus(
+        state=state, file=file, preserved=tuple(preserved), changed_meaning=tuple(changed), unlabelled=tuple(unlabelled),
+        stale=tuple(stale), unused=sum(1 for case_id in labels if case_id not in applicable),
+    )

@@ -1,0 +1,128 @@
+"""The system's outputs on the transformed copies: one stored run per transform.
+
+The gate asks for a transform's variant only when an evaluator needs it (lazily, once). The
+variant run is a normal run of the system (batched, stored under ``.oloproof/runs/``) with
+``kind = "metamorphic:<name>"`` and the transformed test set's digest; it is reused whenever a
+run of the same system version (and command) on the same transformed digest exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import UsageError
+from oloproof.metamorphic.apply import TransformedSet, transform_testset
+from oloproof.metamorphic.labels import LabelStatus, label_status, load_labels
+from oloproof.metamorphic.spec import TransformSpec
+
+if TYPE_CHECKING:
+    from oloproof.config import Release
+    from oloproof.runstore import RunRecord, RunStore
+    from oloproof.testset import TestSet
+
+
+def run_kind(name: str) -> str:
+    return f"metamorphic:{name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    """One transform applied to the test set, with the system's outputs on the changed cases."""
+
+    spec: TransformSpec
+    cases: TransformedSet
+    outputs: Mapping[str, dict[str, Any]]  # case id -> output on the transformed copy
+    run: RunRecord | None  # None when the transform changed no case (nothing to run)
+    reused: bool
+    labels: LabelStatus
+
+
+def find_variant_run(release: Release, variant: TransformedSet, store: RunStore, *, version: str) -> RunRecord | None:
+    """The latest run of ``version`` on exactly these transformed cases (and this command)."""
+    command = release.system.command_text
+    kind = run_kind(variant.spec.name)
+    for record in reversed(store.records()):
+        if record.kind != kind or record.version != version or record.testset_digest != variant.testset.digest:
+            continue
+        if record.command is not None and command is not None and record.command != command:
+            continue
+        return record
+    return None
+
+
+def transformed_cases(release: Release, testset: TestSet, name: str) -> TransformedSet:
+    """Apply the declared transform ``name`` (a usage error names the declared ones)."""
+    from oloproof.schema import did_you_mean
+
+    spec = release.metamorphic.get(name) if release.metamorphic is not None else None
+    if spec is None:
+        declared = release.metamorphic.names() if release.metamorphic is not None else []
+        if not declared:
+            raise UsageError(f"{release.path} declares no metamorphic transforms (metamorphic.transforms)")
+        raise UsageError(f"no transform named '{name}'{did_you_mean(name, declared)}; declared: {', '.join(declared)}")
+    return transform_testset(spec, testset, release.base_dir)
+
+
+def labels_of(release: Release, variant: TransformedSet) -> LabelStatus:
+    from oloproof.config import display_path
+
+    spec = variant.spec
+    if spec.labels is None or not spec.validated:
+        return label_status(variant, None, file=None)
+    file = release.resolve(spec.labels)
+    shown = display_path(file)
+    if not file.is_file():
+        from oloproof.errors import ConfigError
+
+        raise ConfigError(
+            release.path, release.document.line(f"{spec.key_path}.labels"), f"{spec.key_path}.labels",
+            f"labels file not found: {spec.labels} (write it with `oloproof metamorphic label {spec.name}`)",
+        )
+    return label_status(variant, load_labels(file, shown=shown), file=spec.labels)
+
+
+class VariantProvider:
+    """Lazily computes (and caches) each transform's variant for one gate."""
+
+    def __init__(
+        self, release: Release, testset: TestSet, store: RunStore, *, version: str, rerun: bool = False,
+        on_batch: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.release = release
+        self.testset = testset
+        self.store = store
+        self.version = version
+        self.rerun = rerun
+        self.on_batch = on_batch
+        self._cache: dict[str, Variant] = {}
+
+    def __call__(self, name: str) -> Variant:
+        if name not in self._cache:
+            self._cache[name] = self._make(name)
+        return self._cache[name]
+
+    def _make(self, name: str) -> Variant:
+        from oloproof.run import execute
+
+        cases = transformed_cases(self.release, self.testset, name)
+        labels = labels_of(self.release, cases)
+        if not cases.testset.cases:
+            return Variant(spec=cases.spec, cases=cases, outputs={}, run=None, reused=False, labels=labels)
+        record = None if self.rerun else find_variant_run(self.release, cases, self.store, version=self.version)
+        if record is not None:
+            return Variant(spec=cases.spec, cases=cases, outputs=self.store.outputs(record), run=record, reused=True, labels=labels)
+        system = self.release.system
+        if system.command is None or self.version != system.version:
+            why = (
+                "release.yaml declares no system command" if system.command is None
+                else f"the declared command runs version '{system.version}', not '{self.version}'"
+            )
+            raise UsageError(
+                f"no run of version '{self.version}' on the cases transformed by '{name}' ({cases.testset.digest[:19]}…), "
+                f"and {why}: write them with `oloproof metamorphic cases {name} -o FILE`, run the system on them, and import "
+                f"the outputs with `oloproof metamorphic import {name} --outputs FILE --version {self.version}`"
+            )
+        record, outputs = execute(self.release, cases.testset, self.store, kind=run_kind(name), on_batch=self.on_batch)
+        return Variant(spec=cases.spec, cases=cases, outputs=outputs, run=record, reused=False, labels=labels)
