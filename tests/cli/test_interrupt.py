@@ -58,3 +58,14 @@ def test_an_interrupted_directory_write_leaves_nothing(tmp_path: Path) -> None:
         atomic_write_dir(final, fill)
     assert not final.exists()
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_atomic_files_get_ordinary_permissions(tmp_path: Path) -> None:
+    from oloproof.atomic import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "report.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.json").stat().st_mode & 0o777 == 0o644
