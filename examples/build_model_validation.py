@@ -169,9 +169,9 @@ def build(root):
     if len({key(r) for r in test_rows}) != N_TEST:
         raise SystemExit("the test set holds duplicate cases")
 
-    training = [{"features": r, "label": y} for r, y in zip(train_rows, train_labels)]
+    training = [{"features": r, "label": y} for r, y in zip(train_rows, train_labels, strict=True)]
     test = [{"id": f"case-{i + 1:04d}", "features": r, "expected": {"label": y}}
-            for i, (r, y) in enumerate(zip(test_rows, test_labels))]
+            for i, (r, y) in enumerate(zip(test_rows, test_labels, strict=True))]
     with open(os.path.join(root, "data", "training.jsonl"), "w", encoding="utf-8", newline="\n") as fh:
         fh.write(jsonl(training))
     with open(os.path.join(root, "data", "test.jsonl"), "w", encoding="utf-8", newline="\n") as fh:

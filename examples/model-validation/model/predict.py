@@ -84,7 +84,7 @@ def main(argv=None):
 
     if good:
         probs = score(model, good)
-        for i, p in zip(good_at, probs):
+        for i, p in zip(good_at, probs, strict=True):
             p = round(float(p), 6)
             out[i] = {"id": cases[i].get("id"), "label": int(p >= 0.5), "score": p}
 
