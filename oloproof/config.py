@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -121,18 +123,11 @@ class Release:
     digest: str  # "sha256:..." of the canonical release and policy content
 
     def resolve(self, relative: str) -> Path:
-        path = Path(os.path.expanduser(relative))
-        return path if path.is_absolute() else self.base_dir / path
+        return resolve_path(self.base_dir, relative)
 
     def criteria(self) -> dict[str, Evaluator]:
         return {evaluator.criterion: evaluator for evaluator in self.evaluators}
 
-    def rule_line(self, rule_id: str) -> tuple[str, int | None]:
-        """File and line where a rule is declared (for annotations)."""
-        for rule in self.policy.rules:
-            if rule.id == rule_id:
-                return rule.source, rule.line
-        return self.path, None
 
 
 def read_text(file: Path, shown: str) -> str:
@@ -142,6 +137,8 @@ def read_text(file: Path, shown: str) -> str:
         raise UsageError(f"{shown}: file not found") from None
     except IsADirectoryError:
         raise UsageError(f"{shown}: is a directory, expected a YAML file") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -168,8 +165,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
 
     policy_value = data["policy"]
     if isinstance(policy_value, str):
-        policy_file = Path(os.path.expanduser(policy_value))
-        policy_file = policy_file if policy_file.is_absolute() else base_dir / policy_file
+        policy_file = resolve_path(base_dir, policy_value)
         policy_shown = display_path(policy_file)
         if not policy_file.is_file():
             raise doc.error("policy", f"policy file not found: {policy_value}")
@@ -185,34 +181,29 @@ def load_release(path: str | os.PathLike[str]) -> Release:
 
     evaluators = _build_evaluators(doc)
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
-    criteria = {evaluator.criterion for evaluator in evaluators}
+    by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
     for rule in policy.rules:
-        if rule.criterion not in criteria:
+        evaluator = _criterion(by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion")
+        if rule.method != "exact" and evaluator.type in PASS_FAIL_TYPES:
             raise ConfigError(
-                rule.source, rule.line, f"{rule.key_path}.criterion",
-                f"no evaluator provides criterion '{rule.criterion}'{did_you_mean(rule.criterion, criteria)}; "
-                f"available: {', '.join(sorted(criteria))}",
+                rule.source, rule.line, f"{rule.key_path}.method",
+                f"method {rule.method} applies to score criteria; '{rule.criterion}' ({evaluator.type}) is pass/fail "
+                "and always uses the exact Clopper-Pearson interval",
             )
 
     system = data["system"]
     command = system["command"]
+    if isinstance(command, str):
+        check_command(command, lambda message: doc.error("system.command", message))
     holdout = data["holdout"]
-    if holdout is not None and holdout["criterion"] is not None and holdout["criterion"] not in criteria:
-        raise doc.error(
-            "holdout.criterion",
-            f"no evaluator provides criterion '{holdout['criterion']}'{did_you_mean(holdout['criterion'], criteria)}; "
-            f"available: {', '.join(sorted(criteria))}",
-        )
+    if holdout is not None and holdout["criterion"] is not None:
+        _criterion(by_criterion, holdout["criterion"], doc.path, doc.line("holdout.criterion"), "holdout.criterion", single_run=True)
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
-        if seeds.rule.criterion not in criteria:
-            raise ConfigError(
-                seeds.source, seeds.rule.line, f"{seeds.rule.key_path}.criterion",
-                f"no evaluator provides criterion '{seeds.rule.criterion}'{did_you_mean(seeds.rule.criterion, criteria)}; "
-                f"available: {', '.join(sorted(criteria))}",
-            )
-        if seeds.rule.id in {rule.id for rule in policy.rules}:
-            raise ConfigError(seeds.source, seeds.rule.line, f"{seeds.rule.key_path}.id", f"rule id '{seeds.rule.id}' is also a policy rule")
+        rule = seeds.rule
+        _criterion(by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
+        if rule.id in {policy_rule.id for policy_rule in policy.rules}:
+            raise ConfigError(seeds.source, rule.line, f"{rule.key_path}.id", f"rule id '{rule.id}' is also a policy rule")
     digest_source: dict[str, Any] = {"release": data, "policy": policy_data}
     if seeds is not None:
         rule = seeds.rule
@@ -242,14 +233,55 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     )
 
 
+# Evaluator types whose outcomes are always pass/fail (a judge may grade with scores).
+PASS_FAIL_TYPES = frozenset({"label_match", "within_tolerance", "regex", "contains", "metamorphic_relation"})
+
+
+def resolve_path(base_dir: Path, value: str) -> Path:
+    """A path from a config file: ``~`` expanded, relative to the file's directory."""
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else base_dir / path
+
+
+def check_command(command: str, error: Callable[[str], Exception]) -> None:
+    """Split a command string now, so a quoting mistake is a config error, not a crash later."""
+    try:
+        if not shlex.split(command):
+            raise error("the command is empty")
+    except ValueError as exc:
+        raise error(f"cannot split the command: {exc}") from None
+
+
+def _criterion(
+    by_criterion: dict[str, Evaluator], criterion: str, source: str, line: int | None, key_path: str, *, single_run: bool = False
+) -> Evaluator:
+    """The evaluator producing ``criterion``, or a config error at ``key_path``.
+
+    ``single_run``: the reader scores one run on its own (a holdout read, a seed checkpoint), so a
+    criterion that compares a run with its transformed copies cannot serve it.
+    """
+    evaluator = by_criterion.get(criterion)
+    if evaluator is None:
+        raise ConfigError(
+            source, line, key_path,
+            f"no evaluator provides criterion '{criterion}'{did_you_mean(criterion, by_criterion)}; "
+            f"available: {', '.join(sorted(by_criterion))}",
+        )
+    if single_run and evaluator.type == "metamorphic_relation":
+        raise ConfigError(
+            source, line, key_path,
+            f"criterion '{criterion}' compares outputs on transformed copies, so it cannot score a single run here",
+        )
+    return evaluator
+
+
 def _load_seeds(doc: Document, base_dir: Path) -> SeedsSpec | None:
     value = doc.data["seeds"]
     if value is None:
         return None
     if isinstance(value, dict):
         return parse_seeds(doc, "seeds")
-    path = Path(os.path.expanduser(value))
-    path = path if path.is_absolute() else base_dir / path
+    path = resolve_path(base_dir, value)
     if not path.is_file():
         raise doc.error("seeds", f"seeds file not found: {value}")
     return load_seeds_file(path, display_path(path))

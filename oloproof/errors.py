@@ -16,7 +16,8 @@ class ExitCode(enum.IntEnum):
     INSUFFICIENT_EVIDENCE = 4
     MANUAL_REVIEW = 5
     INTERNAL = 70  # a bug in oloproof (EX_SOFTWARE)
-    INTERRUPTED = 130
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+    TERMINATED = 143  # SIGTERM: a cancelled CI job, `timeout`, `docker stop` (128 + SIGTERM)
 
 
 class OloproofError(Exception):
@@ -53,6 +54,10 @@ class DataError(OloproofError):
         self.message = message
         where = path if line is None else f"{path}:{line}"
         super().__init__(f"{where}: {message}")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so the same clean-up runs (systems killed, no half-written files)."""
 
 
 class StoreError(OloproofError):

@@ -6,6 +6,7 @@ exactly what a test set must not contain.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,16 +17,29 @@ import orjson
 from oloproof.errors import DataError
 
 
+class _NonFinite(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> None:
+    raise _NonFinite(name)
+
+
 def _describe(exc: Exception, raw: bytes) -> str:
-    text = str(exc)
-    lowered = raw.lower()
-    if b"nan" in lowered or b"infinity" in lowered:
-        return "NaN and Infinity are not valid JSON numbers"
+    """Why orjson refused a line, in words. Only called on the error path."""
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         return f"not valid UTF-8 (byte {err.start + 1} of the line)"
-    return f"not valid JSON ({text.split(':', 1)[0]})"
+    try:
+        # The standard parser accepts NaN/Infinity through parse_constant: if that is the only
+        # thing wrong with the line, say so (and never for a word such as "banana").
+        json.loads(text, parse_constant=_reject_constant)
+    except _NonFinite:
+        return "NaN and Infinity are not valid JSON numbers"
+    except json.JSONDecodeError as err:
+        return f"not valid JSON ({err.msg} at column {err.colno})"
+    return f"not valid JSON ({str(exc).split(':', 1)[0]})"
 
 
 def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
@@ -49,9 +63,13 @@ def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) ->
         raise DataError(shown, None, "file not found") from None
     except IsADirectoryError:
         raise DataError(shown, None, "is a directory, expected a JSONL file") from None
+    except OSError as exc:
+        raise DataError(shown, None, f"cannot read it ({exc.strerror or exc})") from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             stripped = raw.strip()
+            if number == 1:
+                stripped = stripped.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some editors write
             if not stripped:
                 continue
             yield number, parse_line(stripped, path=shown, line=number)

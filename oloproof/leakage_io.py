@@ -1,4 +1,4 @@
-"""Reading training files for the leakage check: formats, compression, streaming, workers.
+"""Reading training files for the leakage check: formats, compression, blocks of lines.
 
 Nothing read here is kept beyond the row being checked: blocks of lines are parsed, checked
 and dropped, so memory is bounded by the test set (and one block), never by the file. No
@@ -8,9 +8,6 @@ the line and what is wrong with it, never its content.
 - JSONL (``.jsonl``, ``.ndjson``, ``.json``), CSV (``.csv``; ``.tsv`` is tab-separated) and,
   with pyarrow installed, Parquet (``.parquet``, ``.pq``); ``--format`` overrides the suffix.
 - gzip, bzip2 and xz compression are recognised by their magic bytes, whatever the name.
-- An uncompressed JSONL file of at least ``PARALLEL_MIN_BYTES`` is split at line boundaries
-  into one byte range per worker process (spawned, so nothing is inherited): parsing is the
-  cost, and it parallelises perfectly. Everything else streams in this process.
 """
 
 from __future__ import annotations
@@ -18,13 +15,9 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
-import hashlib
 import io
-import itertools
 import lzma
-import os
 import re
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
@@ -32,12 +25,12 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from oloproof.errors import DataError, UsageError
-from oloproof.leakage import MISSING, Matcher, MatchPlan, ScanCounts, json_getters, lookup_candidates
+from oloproof.leakage import MatchPlan, lookup_candidates
+from oloproof.leakage_match import Matcher
 
 Format = Literal["jsonl", "csv", "parquet"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "parquet")
 BLOCK_BYTES = 4 << 20  # JSONL is read in blocks of this size and split into lines
-PARALLEL_MIN_BYTES = 64 << 20  # below this, spawning workers costs more than it saves
 SAMPLE_ROWS = 1000  # rows read first to order the keys (and to catch keys no row has)
 Progress = Callable[[int, int], None]  # (bytes read, rows scanned)
 
@@ -97,7 +90,7 @@ def open_stream(source: TrainingSource) -> tuple[io.BufferedIOBase, io.BufferedI
     return raw, raw
 
 
-def _read_error(source: TrainingSource, exc: Exception) -> DataError:
+def read_error(source: TrainingSource, exc: BaseException) -> DataError:
     # The type only: a decompressor's or a library's message is not ours to vet for content.
     return DataError(source.display, None, f"cannot read the {source.compression or source.format} stream ({type(exc).__name__})")
 
@@ -129,7 +122,7 @@ def iter_line_blocks(stream: io.BufferedIOBase, *, start: int = 0, end: int | No
         yield [carry], consumed
 
 
-def _scan_jsonl(
+def scan_jsonl(
     matcher: Matcher, stream: io.BufferedIOBase, raw: io.BufferedIOBase, progress: Progress | None, *, start: int = 0, end: int | None = None,
 ) -> None:
     line = 1
@@ -140,7 +133,7 @@ def _scan_jsonl(
             progress(raw.tell() - start, matcher.counts.rows)
 
 
-def _sample_jsonl(source: TrainingSource, limit: int) -> list[Any]:
+def sample_jsonl(source: TrainingSource, limit: int) -> list[Any]:
     import orjson
 
     rows: list[Any] = []
@@ -164,8 +157,11 @@ def _sample_jsonl(source: TrainingSource, limit: int) -> list[Any]:
 # --------------------------------------------------------------------------- CSV
 
 
-def _csv_reader(source: TrainingSource, stream: io.BufferedIOBase) -> tuple[Any, list[str]]:
-    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8-sig", errors="surrogateescape", newline="")
+def csv_reader(source: TrainingSource, stream: io.BufferedIOBase, *, lenient: bool = True) -> tuple[Any, list[str]]:
+    """A csv reader past the header, and the header. ``lenient``: bytes that are not UTF-8 are
+    decoded with surrogateescape (to be found and skipped row by row); otherwise they raise
+    UnicodeDecodeError (``first_bad_utf8_line`` then names the line)."""
+    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8-sig", errors="surrogateescape" if lenient else "strict", newline="")
     reader = csv.reader(text, delimiter=source.delimiter, strict=True)
     try:
         header = next(reader)
@@ -209,54 +205,63 @@ def csv_columns(plan: MatchPlan, header: list[str]) -> dict[str, str]:
     return found
 
 
-def _csv_rows(source: TrainingSource, reader: Any, width: int, matcher: Matcher) -> Iterator[list[str]]:
-    """Well-formed data rows; a malformed one goes to ``matcher.malformed`` (error or count)."""
-    search = _SURROGATE.search
-    while True:
+def csv_sample(reader: Any, width: int, limit: int) -> list[list[str]]:
+    """Up to ``limit`` well-formed rows (the scan reports the others, with their lines)."""
+    rows: list[list[str]] = []
+    while len(rows) < limit:
         try:
             row = next(reader)
         except StopIteration:
-            return
-        except csv.Error as exc:
-            matcher.malformed(reader.line_num, f"not valid CSV ({str(exc).split(':')[0]})")
+            break
+        except csv.Error:
             continue
-        if len(row) != width:
-            if not row:
-                continue  # a blank line
-            matcher.malformed(reader.line_num, f"has {len(row)} fields, the header has {width}")
-            continue
-        if search("".join(row)):
-            matcher.malformed(reader.line_num, "not valid UTF-8")
-            continue
-        yield row
+        if len(row) == width and not _SURROGATE.search("".join(row)):
+            rows.append(row)
+    return rows
 
 
-def _scan_csv(matcher: Matcher, source: TrainingSource, reader: Any, width: int, raw: io.BufferedIOBase, progress: Progress | None) -> None:
-    check = matcher.check_row
-    counts = matcher.counts
-    for row in _csv_rows(source, reader, width, matcher):
-        check(row)
-        counts.rows += 1
-        if progress is not None and not counts.rows & 0x3FFF:
-            progress(raw.tell(), counts.rows)
+def scan_csv(matcher: Matcher, reader: Any, width: int, raw: io.BufferedIOBase, progress: Progress | None, *, lenient: bool) -> None:
+    tick = None if progress is None else (lambda rows: progress(raw.tell(), rows))
+    matcher.scan_csv(reader, width, check_utf8=lenient, tick=tick)
+    if progress is not None:
+        progress(raw.tell(), matcher.counts.rows)
+
+
+def first_bad_utf8_line(source: TrainingSource) -> int | None:
+    """The first line that is not UTF-8 (read again, only after a decoding error)."""
+    raw, stream = open_stream(source)
+    with raw, stream:
+        for number, line in enumerate(stream, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return None
 
 
 # --------------------------------------------------------------------------- Parquet
 
 
-def _parquet_file(source: TrainingSource) -> Any:
+def parquet_file(source: TrainingSource) -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise UsageError(f"{source.display}: reading Parquet needs pyarrow: pip install pyarrow") from None
     try:
         return pq.ParquetFile(source.path)
-    except Exception as exc:
-        raise _read_error(source, exc) from None
+    except parquet_errors() as exc:
+        raise read_error(source, exc) from None
 
 
-def parquet_columns(plan: MatchPlan, schema: Any, display: str) -> list[str]:
-    """Top-level columns to read: the first place each compared key exists in the schema."""
+def parquet_errors() -> tuple[type[Exception], ...]:
+    """What pyarrow raises for a damaged or unreadable file (not for a bug of ours)."""
+    import pyarrow as pa
+
+    return (OSError, EOFError, pa.ArrowException)
+
+
+def parquet_places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, ...]]:
+    """Per compared key, the first of its places (``lookup_candidates``) the schema has."""
     import pyarrow as pa
 
     def has(path: tuple[str, ...]) -> bool:
@@ -272,7 +277,7 @@ def parquet_columns(plan: MatchPlan, schema: Any, display: str) -> list[str]:
                 fields = kind
         return True
 
-    needed: dict[str, None] = {}
+    places: dict[str, tuple[str, ...]] = {}
     for name in plan.compared:
         path = next((candidate for candidate in lookup_candidates(name) if has(candidate)), None)
         if path is None:
@@ -280,316 +285,5 @@ def parquet_columns(plan: MatchPlan, schema: Any, display: str) -> list[str]:
             raise DataError(
                 display, None, f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, with --field",
             )
-        needed[path[0]] = None
-    return list(needed)
-
-
-# --------------------------------------------------------------------------- the scan
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScanOutcome:
-    counts: ScanCounts
-    sha256: str | None  # of the file's bytes as stored: a commitment, not content
-    key_sources: dict[str, str]  # case key → the name it was found under, when another (from the test set)
-    jobs: int
-
-
-def scan_training(
-    plan: MatchPlan,
-    source: TrainingSource,
-    *,
-    skip_malformed: bool,
-    jobs: int | None = None,
-    progress: Progress | None = None,
-    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
-) -> ScanOutcome:
-    """Stream ``source`` past ``plan``; the plan's key order is set on a first sample of rows."""
-    digest = _Digest(source.path)
-    try:
-        if source.format == "csv":
-            digest.start()
-            counts, sources = _run_csv(plan, source, skip_malformed, progress)
-            used = 1
-        elif source.format == "parquet":
-            digest.start()
-            counts, sources = _run_parquet(plan, source, skip_malformed, progress)
-            used = 1
-        else:
-            counts, sources, used = _run_jsonl(plan, source, skip_malformed, progress, jobs, parallel_min_bytes, digest.start)
-    except BaseException:
-        digest.stop.set()  # an error or Ctrl-C: do not finish hashing a large file first
-        raise
-    finally:
-        if digest.is_alive():
-            digest.join()
-    return ScanOutcome(counts=counts, sha256=digest.hexdigest, key_sources=sources, jobs=used)
-
-
-def _order(plan: MatchPlan, rows: list[Any], getters: list[list[Callable[[Any], Any]]], display: str, *, sampled: bool) -> None:
-    if not rows:
-        return  # an empty file: reported by the caller once the scan has counted no rows
-    present = plan.order_by_sample(rows, getters)
-    if sampled:
-        absent = [name for name, seen in present.items() if seen == 0]
-        if absent:
-            looked = "; ".join(f"{name} (as {', '.join('.'.join(c) for c in lookup_candidates(name))})" for name in absent)
-            raise DataError(
-                display, None,
-                f"none of the first {len(rows)} training rows has the case key(s) {looked}; "
-                "a key no row has can never match: compare only keys the training data has, with --field",
-            )
-
-
-def _json_key_sources(plan: MatchPlan, rows: list[Any]) -> dict[str, str]:
-    """Case keys that the first sample row having them holds under another name."""
-    found: dict[str, str] = {}
-    for name in plan.compared:
-        hit = next((path for row in rows for path in lookup_candidates(name) if resolve_one(row, path) is not MISSING), None)
-        if hit is not None and hit != tuple(name.split(".")):
-            found[name] = ".".join(hit) + (" (one flat key)" if len(hit) == 1 and "." in hit[0] else "")
-    return found
-
-
-def resolve_one(row: Any, path: tuple[str, ...]) -> Any:
-    node = row
-    for part in path:
-        if type(node) is not dict:
-            return MISSING
-        node = node.get(part, MISSING)
-        if node is MISSING:
-            return MISSING
-    return node
-
-
-def _run_jsonl(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, jobs: int | None, parallel_min_bytes: int,
-    started: Callable[[], None],
-) -> tuple[ScanCounts, dict[str, str], int]:
-    sample = _sample_jsonl(source, SAMPLE_ROWS)
-    _order(plan, sample, json_getters(plan), source.display, sampled=True)
-    sources = _json_key_sources(plan, sample)
-    workers = _workers(jobs)
-    if workers > 1 and source.compression is None and source.size >= parallel_min_bytes and parallel_available():
-        ranges = len(split_ranges(source.path, source.size, workers))
-        if ranges > 1:
-            return _run_parallel(plan, source, skip, progress, workers, started), sources, ranges
-    started()
-    matcher = Matcher(plan, json_getters(plan), display=source.display, skip_malformed=skip)
-    raw, stream = open_stream(source)
-    with raw, stream:
-        try:
-            _scan_jsonl(matcher, stream, raw, progress)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
-            raise _read_error(source, exc) from None
-    return matcher.counts, sources, 1
-
-
-def _run_csv(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
-    raw, stream = open_stream(source)
-    with raw, stream:
-        try:
-            reader, header = _csv_reader(source, stream)
-            if not header:
-                return ScanCounts(), {}
-            probe = Matcher(plan, csv_getters(plan, header, source.display), display=source.display, skip_malformed=True)
-            sample = [row for _, row in zip(range(SAMPLE_ROWS), _csv_rows(source, reader, len(header), probe), strict=False)]
-        except (OSError, EOFError, lzma.LZMAError) as exc:
-            raise _read_error(source, exc) from None
-    _order(plan, sample, csv_getters(plan, header, source.display), source.display, sampled=False)
-    matcher = Matcher(plan, csv_getters(plan, header, source.display), display=source.display, skip_malformed=skip)
-    raw, stream = open_stream(source)
-    with raw, stream:
-        try:
-            reader, header = _csv_reader(source, stream)
-            _scan_csv(matcher, source, reader, len(header), raw, progress)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
-            raise _read_error(source, exc) from None
-    return matcher.counts, csv_columns(plan, header)
-
-
-def _run_parquet(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
-    parquet = _parquet_file(source)
-    columns = parquet_columns(plan, parquet.schema_arrow, source.display)
-    try:
-        batches = parquet.iter_batches(batch_size=65536, columns=columns)
-        first = next(batches, None)
-        sample = first.slice(0, SAMPLE_ROWS).to_pylist() if first is not None else []
-        _order(plan, sample, json_getters(plan), source.display, sampled=False)
-        matcher = Matcher(plan, json_getters(plan), display=source.display, skip_malformed=skip)
-        total = max(1, parquet.metadata.num_rows)
-        for batch in itertools.chain([first] if first is not None else [], batches):
-            matcher.check_rows(batch.to_pylist())
-            if progress is not None:
-                progress(source.size * matcher.counts.rows // total, matcher.counts.rows)
-    except DataError:
-        raise
-    except Exception as exc:
-        raise _read_error(source, exc) from None
-    sources = {name: ".".join(path) for name in plan.compared
-               for path in [next(c for c in lookup_candidates(name) if c[0] in columns)] if ".".join(path) != name}
-    return matcher.counts, sources
-
-
-# --------------------------------------------------------------------------- worker processes
-
-
-def _workers(jobs: int | None) -> int:
-    if jobs is not None:
-        return max(1, jobs)
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        available = os.cpu_count() or 1
-    return max(1, min(available, 4))
-
-
-def split_ranges(path: Path, size: int, parts: int) -> list[tuple[int, int]]:
-    """Byte ranges that start right after a newline (a JSON line never contains one)."""
-    bounds = [0]
-    with open(path, "rb") as handle:
-        for part in range(1, parts):
-            handle.seek(max(bounds[-1], size * part // parts))
-            handle.readline()
-            position = handle.tell()
-            if position >= size:
-                break
-            if position > bounds[-1]:
-                bounds.append(position)
-    bounds.append(size)
-    return list(itertools.pairwise(bounds))
-
-
-def count_lines(path: Path, end: int) -> int:
-    """Newlines in the first ``end`` bytes (to turn a worker's line number into the file's)."""
-    count = 0
-    with open(path, "rb") as handle:
-        while end > 0:
-            block = handle.read(min(BLOCK_BYTES, end))
-            if not block:
-                break
-            count += block.count(b"\n")
-            end -= len(block)
-    return count
-
-
-def _scan_range(plan: MatchPlan, path: str, display: str, skip: bool, start: int, end: int, shared: Any, slot: int) -> tuple[str, Any]:
-    """One worker's byte range. Errors come back as data: our exceptions do not pickle."""
-    matcher = Matcher(plan, json_getters(plan), display=display, skip_malformed=skip)
-
-    def progress(done: int, rows: int) -> None:
-        shared[2 * slot], shared[2 * slot + 1] = done, rows
-
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            _scan_jsonl(matcher, handle, handle, progress, start=start, end=end)
-    except DataError as exc:
-        return "error", (exc.line, exc.message)
-    except OSError as exc:
-        return "oserror", type(exc).__name__
-    return "ok", matcher.counts
-
-
-def _worker_main(connection: Any, *args: Any) -> None:
-    try:
-        result = _scan_range(*args)
-    except KeyboardInterrupt:
-        return
-    except BaseException as exc:
-        result = ("crash", f"{type(exc).__name__}: {exc}")
-    connection.send(result)
-    connection.close()
-
-
-def parallel_available() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _run_parallel(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, workers: int, started: Callable[[], None]
-) -> ScanCounts:
-    """Fork one worker per byte range; they inherit the plan (nothing is pickled but results).
-
-    Workers are forked before this process starts any thread of its own (the digest thread
-    starts after them, ``started``), so no lock can be inherited held.
-    """
-    import multiprocessing
-    from multiprocessing.connection import Connection, wait
-
-    ranges = split_ranges(source.path, source.size, workers)
-    context = multiprocessing.get_context("fork")
-    shared = context.Array("q", 2 * len(ranges), lock=False)
-    processes: list[Any] = []
-    pending: dict[Connection, int] = {}
-    try:
-        for slot, (start, end) in enumerate(ranges):
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(
-                target=_worker_main, args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot),
-                daemon=True, name=f"oloproof-leakage-{slot}",
-            )
-            process.start()
-            sender.close()
-            processes.append(process)
-            pending[receiver] = slot
-        started()
-        results: list[ScanCounts | None] = [None] * len(ranges)
-        while pending:
-            for ready in wait(list(pending), timeout=0.1):
-                receiver = cast(Connection, ready)
-                slot = pending.pop(receiver)
-                try:
-                    status, payload = receiver.recv()
-                except EOFError:
-                    raise RuntimeError(f"leakage worker {slot} died (exit code {processes[slot].exitcode})") from None
-                if status == "error":
-                    line, message = payload
-                    raise DataError(source.display, None if line is None else line + count_lines(source.path, ranges[slot][0]), message)
-                if status == "oserror":
-                    raise DataError(source.display, None, f"cannot read the file ({payload})")
-                if status == "crash":
-                    raise RuntimeError(f"leakage worker {slot} failed: {payload}")
-                results[slot] = payload
-            if progress is not None:
-                progress(sum(shared[0::2]), sum(shared[1::2]))
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-            process.join()
-    total = ScanCounts()
-    lines_before = 0
-    for counts in results:
-        assert counts is not None
-        total.merge(counts, line_offset=lines_before)
-        lines_before += counts.lines
-    return total
-
-
-# --------------------------------------------------------------------------- the file's digest
-
-
-class _Digest(threading.Thread):
-    """SHA-256 of the file as stored, on another thread: hashlib releases the GIL, so on two
-    cores this costs no wall time next to the parse."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(daemon=True, name="oloproof-training-sha256")
-        self.path = path
-        self.hexdigest: str | None = None
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        hasher = hashlib.sha256()
-        try:
-            with open(self.path, "rb") as handle:
-                while block := handle.read(1 << 20):
-                    if self.stop.is_set():
-                        return
-                    hasher.update(block)
-        except OSError:
-            return
-        self.hexdigest = "sha256:" + hasher.hexdigest()
+        places[name] = path
+    return places

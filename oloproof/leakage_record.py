@@ -68,7 +68,7 @@ class LeakageResult:
 
     def options_text(self) -> str:
         keys = "all input keys" if self.fields is None else "keys " + ", ".join(self.fields)
-        numbers = "numbers exact" if self.digits is None else f"numbers rounded to {self.digits} decimals"
+        numbers = "numbers exact" if self.digits is None else f"numbers rounded to {self.digits} decimal{'' if self.digits == 1 else 's'}"
         return f"{keys}; {numbers}"
 
     def to_json(self) -> dict[str, Any]:
@@ -140,7 +140,8 @@ def run_check(
 ) -> LeakageResult:
     """Check every case of ``testset`` against the training file ``training``."""
     from oloproof.identity import checker_identity
-    from oloproof.leakage_io import PARALLEL_MIN_BYTES, detect, scan_training
+    from oloproof.leakage_io import detect
+    from oloproof.leakage_scan import PARALLEL_MIN_BYTES, scan_training
 
     if digits is not None and not 0 <= digits <= 15:
         raise UsageError(f"--round: expected a number of decimals from 0 to 15, got {digits}")
@@ -181,7 +182,9 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
         f"compared: {result.options_text()}; strings lowercased, whitespace collapsed; 3 == 3.0",
         f"  {len(result.compared)} key(s): {', '.join(result.compared)}",
     ]
-    lines += [f"  case key {key} was found in the training data as {where}" for key, where in sorted(result.key_sources.items())]
+    if result.key_sources:
+        found = ", ".join(f"{key} as {where}" for key, where in sorted(result.key_sources.items()))
+        lines.append(f"  found in the training data under other names: {found}")
     lines.append(f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {result.jobs} process(es))")
     if result.rows_malformed:
         more = ", …" if result.rows_malformed > len(result.malformed_lines) else ""
@@ -272,18 +275,17 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     record = read_record(root, testset.digest)
     if record is not None:
         data = _record_data(record, root)
-        checked = (
-            f"{record.n_cases} cases checked against {record.rows_scanned:,} rows of {record.training_name} "
-            f"({record.options_text()}), {record.created_at}"
-        )
+        against = f"{record.rows_scanned:,} rows of {record.training_name} ({record.options_text()}), {record.created_at}"
+        changed = ""
         if record.checker and record.checker.get("source_digest") != _checker_digest():
             data["checker_changed"] = True
-            checked += "; the checker has changed since"
+            changed = "; the checker has changed since"
         if record.clean:
-            return report(f"clean: {checked}", data | {"status": "clean"}, lines=(NEAR_DUPLICATES,))
+            return report(f"clean: {record.n_cases} cases checked against {against}{changed}", data | {"status": "clean"}, lines=(NEAR_DUPLICATES,))
         ids = record.leaked_ids
         return report(
-            f"{len(ids)} of {record.n_cases} cases found in the training data: {checked}", data | {"status": "leaked"},
+            f"{len(ids)} of {record.n_cases} cases found in the training data: checked against {against}{changed}",
+            data | {"status": "leaked"},
             verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("leaked_cases",), invalidates=("leaked_cases",),
             sentence=(
                 f"{len(ids)} test case(s) appear in the training data ({record.training_name}), so every rule's evidence is invalid "

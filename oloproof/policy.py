@@ -12,20 +12,18 @@ from typing import Any, Literal
 
 from oloproof.schema import Document, Obj, Prop, Scalar, Seq
 
-
-def _unit() -> Scalar:
-    """A number in [0, 1]: every threshold and rate in a policy."""
-    return Scalar("number", minimum=0.0, maximum=1.0)
-
-
 RULE = Obj(
     {
         "id": Prop(Scalar("str", nonempty=True), required=True, doc="Stable name of the rule, shown in every report."),
         "criterion": Prop(Scalar("str", nonempty=True), required=True, doc="The per-case outcome the rule reads (named by an evaluator)."),
-        "min": Prop(_unit(), doc="PASS needs the interval's lower bound >= min."),
-        "max": Prop(_unit(), doc="PASS needs the interval's upper bound <= max."),
+        # min: 0, max: 1 and max_drop: 1 could never fail: a gate with no evidence would PASS.
+        "min": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), doc="PASS needs the interval's lower bound >= min; in (0, 1]."),
+        "max": Prop(Scalar("number", minimum=0.0, exclusive_maximum=1.0), doc="PASS needs the interval's upper bound <= max; in [0, 1)."),
         "baseline": Prop(Scalar("str", nonempty=True), doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop."),
-        "max_drop": Prop(_unit(), doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop."),
+        "max_drop": Prop(
+            Scalar("number", minimum=0.0, exclusive_maximum=1.0),
+            doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in [0, 1).",
+        ),
         "method": Prop(
             Scalar("str", enum=("exact", "t", "bca")), default="exact",
             doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca).",
@@ -38,8 +36,9 @@ RULE = Obj(
 POLICY = Obj(
     {
         "confidence": Prop(
-            Scalar("number", exclusive_minimum=0.0, exclusive_maximum=1.0), default=0.95,
-            doc="Two-sided interval level (0.95 puts 2.5% in each tail).",
+            # A floor, so a typo such as 0.05 for 0.95 cannot turn intervals into point estimates.
+            Scalar("number", minimum=0.8, exclusive_maximum=1.0), default=0.95,
+            doc="Two-sided interval level in [0.8, 1) (0.95 puts 2.5% in each tail).",
         ),
         "allow_approximate_methods": Prop(
             Scalar("bool"), default=False,
@@ -48,7 +47,10 @@ POLICY = Obj(
         "judges": Prop(
             Obj(
                 {
-                    "min_agreement": Prop(_unit(), default=0.9, doc="Lower bound of judge-human agreement needed to trust a judge."),
+                    "min_agreement": Prop(
+                        Scalar("number", exclusive_minimum=0.0, maximum=1.0), default=0.9,
+                        doc="Lower bound of judge-human agreement needed to trust a judge; in (0, 1].",
+                    ),
                     "min_labels": Prop(Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."),
                 }
             ),

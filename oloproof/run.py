@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from oloproof.config import Release
+from oloproof.config import Release, check_command
 from oloproof.errors import ConfigError, DataError, UsageError
 from oloproof.identity import checker_identity
 from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
@@ -32,6 +32,7 @@ def execute(
     if command is not None:
         if not (version or "").strip():
             raise UsageError("a command given on the command line needs a --version")
+        check_command(command, lambda message: UsageError(f"--command: {message}"))
         argv: str | tuple[str, ...] = command
     elif system.command is None:
         raise ConfigError(
@@ -66,6 +67,10 @@ def import_outputs(
         raw = outputs_file.read_bytes()
     except FileNotFoundError:
         raise DataError(shown, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(shown, None, "is a directory, expected a JSONL file of outputs") from None
+    except OSError as exc:
+        raise DataError(shown, None, f"cannot read it ({exc.strerror or exc})") from None
     collected = Collected()
     collect_lines(raw.splitlines(), [case.id for case in testset.cases], collected, source=shown)
     return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,

@@ -135,7 +135,23 @@ def compose(text: str, path: str) -> yaml.Node | None:
         raise ConfigError(path, None, "", f"invalid YAML: {exc}") from None
 
 
+_YAML = "tag:yaml.org,2002:"
+_PLAIN_TAGS = frozenset(_YAML + name for name in ("str", "int", "float", "bool", "null"))
+
+
+class _TagError(Exception):
+    def __init__(self, node: yaml.Node) -> None:
+        super().__init__(node.tag)
+        self.node = node
+
+
 def _scalar_value(node: yaml.ScalarNode) -> Any:
+    """The value of a plain scalar. Dates stay the text written (a version may look like one);
+    any other tag (``!foo``, ``!!python/object``, ``!!binary``) is refused, never constructed."""
+    if node.tag == _YAML + "timestamp":
+        return node.value
+    if node.tag not in _PLAIN_TAGS:
+        raise _TagError(node)
     return _Loader("").construct_object(node)
 
 
@@ -195,6 +211,8 @@ class _Validator:
             raise self.fail(node, key_path, f"expected a mapping, got {_describe_node(node)}")
         result: dict[str, tuple[yaml.Node, yaml.Node]] = {}
         for key_node, value_node in node.value:
+            if key_node.tag == _YAML + "merge":
+                raise self.fail(key_node, key_path, "YAML merge keys (<<) are not supported; write the keys out")
             if not isinstance(key_node, yaml.ScalarNode):
                 raise self.fail(key_node, key_path, "keys must be plain strings")
             key = _scalar_value(key_node)
@@ -275,23 +293,26 @@ class _Validator:
         return value
 
     def check_range(self, node: yaml.Node, schema: Scalar, key_path: str, value: float) -> None:
-        low, high = schema.minimum, schema.maximum
-        if low is not None and high is not None and not (low <= value <= high):
-            raise self.fail(node, key_path, f"expected a number in [{_fmt(low)}, {_fmt(high)}], got {_fmt(value)}")
-        if low is not None and value < low:
-            raise self.fail(node, key_path, f"expected a number >= {_fmt(low)}, got {_fmt(value)}")
-        if high is not None and value > high:
-            raise self.fail(node, key_path, f"expected a number <= {_fmt(high)}, got {_fmt(value)}")
-        if schema.exclusive_minimum is not None and value <= schema.exclusive_minimum:
-            if schema.exclusive_maximum is not None:
-                rng = f"({_fmt(schema.exclusive_minimum)}, {_fmt(schema.exclusive_maximum)})"
-                raise self.fail(node, key_path, f"expected a number strictly inside {rng}, got {_fmt(value)}")
-            raise self.fail(node, key_path, f"expected a number > {_fmt(schema.exclusive_minimum)}, got {_fmt(value)}")
-        if schema.exclusive_maximum is not None and value >= schema.exclusive_maximum:
-            if schema.exclusive_minimum is not None:
-                rng = f"({_fmt(schema.exclusive_minimum)}, {_fmt(schema.exclusive_maximum)})"
-                raise self.fail(node, key_path, f"expected a number strictly inside {rng}, got {_fmt(value)}")
-            raise self.fail(node, key_path, f"expected a number < {_fmt(schema.exclusive_maximum)}, got {_fmt(value)}")
+        low = schema.minimum if schema.minimum is not None else schema.exclusive_minimum
+        high = schema.maximum if schema.maximum is not None else schema.exclusive_maximum
+        below = (schema.minimum is not None and value < schema.minimum) or (
+            schema.exclusive_minimum is not None and value <= schema.exclusive_minimum
+        )
+        above = (schema.maximum is not None and value > schema.maximum) or (
+            schema.exclusive_maximum is not None and value >= schema.exclusive_maximum
+        )
+        if not (below or above):
+            return
+        if low is not None and high is not None:
+            left = "[" if schema.minimum is not None else "("
+            right = "]" if schema.maximum is not None else ")"
+            raise self.fail(node, key_path, f"expected a number in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}")
+        if low is not None:
+            sign = ">=" if schema.minimum is not None else ">"
+            raise self.fail(node, key_path, f"expected a number {sign} {_fmt(low)}, got {_fmt(value)}")
+        assert high is not None
+        sign = "<=" if schema.maximum is not None else "<"
+        raise self.fail(node, key_path, f"expected a number {sign} {_fmt(high)}, got {_fmt(value)}")
 
 
 def _fmt(value: float) -> str:
@@ -332,7 +353,10 @@ def validate_text(text: str, schema: Node, *, path: str, empty_message: str) -> 
     if node is None:
         raise ConfigError(path, None, "", empty_message)
     validator = _Validator(path)
-    data = validator.run(node, schema, "")
+    try:
+        data = validator.run(node, schema, "")
+    except _TagError as err:
+        raise ConfigError(path, err.node.start_mark.line + 1, "", f"unsupported YAML tag {err.node.tag}") from None
     return Document(path=path, data=data, lines=validator.lines)
 
 

@@ -13,17 +13,20 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from oloproof.jsonl import dumps_line
 
 STDERR_TAIL_BYTES = 4096
+UTF8_BOM = b"\xef\xbb\xbf"  # some editors start a UTF-8 file with it; it is not part of the first object
+KILL_GRACE_S = 2.0  # after a kill, how long to collect what the system already wrote
 
 
 @dataclass(slots=True, kw_only=True)
@@ -73,7 +76,7 @@ def collect_lines(
     duplicates: set[str] = set()
     got: dict[str, dict[str, Any]] = {}
     for number, raw in enumerate(lines, start=1):
-        stripped = raw.strip()
+        stripped = raw.strip().removeprefix(UTF8_BOM) if number == 1 else raw.strip()
         if not stripped:
             continue
         try:
@@ -121,11 +124,14 @@ def run_batches(
     for offset in range(0, total, batch_size):
         batch = requests[offset : offset + batch_size]
         ids = [str(item["id"]) for item in batch]
-        payload = b"".join(dumps_line(item) for item in batch)
+        # U+2028/U+2029 are legal raw in JSON strings but split lines for readers using
+        # str.splitlines(); escaped they mean the same and cannot break a system's parsing.
+        payload = b"".join(dumps_line(item) for item in batch).replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         number = offset // batch_size + 1
         stdout, stderr, status, problem = _invoke(argv, payload, cwd=cwd, timeout_s=timeout_s)
         result.exit_statuses.append(status)
-        result.stderr_tail = (result.stderr_tail + stderr.decode("utf-8", "replace"))[-STDERR_TAIL_BYTES:]
+        tail = (result.stderr_tail.encode("utf-8") + stderr)[-STDERR_TAIL_BYTES:]
+        result.stderr_tail = tail.decode("utf-8", "replace")
         collect_lines(stdout.splitlines(), ids, result, source=f"stdout of batch {number}")
         if problem is not None:
             result.failure = f"batch {number}: {problem}"
@@ -143,29 +149,53 @@ def run_batches(
 
 
 def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> tuple[bytes, bytes, int, str | None]:
+    # stderr goes to a file, not a pipe: a verbose system cannot fill memory, and only the
+    # tail is kept.
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise CommandNotFound(f"command not found: '{argv[0]}'") from None
+        except PermissionError:
+            raise CommandNotFound(f"command is not executable: '{argv[0]}'") from None
+        problem: str | None = None
+        try:
+            stdout, _ = proc.communicate(payload, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            stdout = _drain_after_kill(proc)
+            problem = f"timed out after {timeout_s:g} s"
+        except BaseException:
+            _kill_group(proc)
+            _drain_after_kill(proc)
+            raise
+        if problem is None and proc.returncode != 0:
+            how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with status {proc.returncode}"
+            problem = f"system {how}"
+        return stdout, _tail(errors), proc.returncode if proc.returncode is not None else -9, problem
+
+
+def _drain_after_kill(proc: subprocess.Popen[bytes]) -> bytes:
+    """What the killed group wrote, without waiting on a grandchild that escaped the group
+    and still holds stdout open (it could otherwise hang the gate past its timeout)."""
     try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise CommandNotFound(f"command not found: '{argv[0]}'") from None
-    except PermissionError:
-        raise CommandNotFound(f"command is not executable: '{argv[0]}'") from None
-    try:
-        stdout, stderr = proc.communicate(payload, timeout=timeout_s)
+        stdout, _ = proc.communicate(timeout=KILL_GRACE_S)
+        return stdout or b""
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        stdout, stderr = proc.communicate()
-        return stdout, stderr, proc.returncode, f"timed out after {timeout_s:g} s"
-    except BaseException:
-        _kill_group(proc)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        proc.kill()
         proc.wait()
-        raise
-    if proc.returncode != 0:
-        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with status {proc.returncode}"
-        return stdout, stderr, proc.returncode, f"system {how}"
-    return stdout, stderr, 0, None
+        return b""
+
+
+def _tail(handle: IO[bytes]) -> bytes:
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - STDERR_TAIL_BYTES))
+    return handle.read()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from oloproof import __version__
-from oloproof.errors import ExitCode, OloproofError
+from oloproof.errors import ExitCode, OloproofError, Terminated
 
 
 def _commands() -> list[ModuleType]:
@@ -29,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="oloproof",
         description="A release gate for trained models and LLM prompts: verdicts from intervals, not point estimates.",
         epilog="Exit codes: 0 PASS, 1 FAIL, 3 BLOCKED, 4 INSUFFICIENT_EVIDENCE, 5 MANUAL_REVIEW, "
-        "2 usage or configuration error, 70 internal error, 130 interrupted.",
+        "2 usage or configuration error, 70 internal error, 130 interrupted, 143 terminated.",
     )
     parser.add_argument("--version", action="version", version=f"oloproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -45,19 +48,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
+    previous = _on_sigterm_raise()
     try:
         return int(args.handler(args))
     except OloproofError as exc:
         print(f"oloproof: error: {exc}", file=sys.stderr)
         return int(exc.exit_code)
+    except Terminated:
+        print("oloproof: terminated; nothing half-written was kept", file=sys.stderr)
+        return int(ExitCode.TERMINATED)
     except KeyboardInterrupt:
         print("oloproof: interrupted; nothing half-written was kept", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         _silence_stdout()
         return int(ExitCode.PASS)
-    except Exception as exc:
+    except Exception as exc:  # the one place that turns bugs into exit 70
         return _internal_error(exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _on_sigterm_raise() -> Any:
+    """Turn SIGTERM into an exception for the duration of a command (main thread only).
+    Returns the previous handler, to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    return signal.signal(signal.SIGTERM, raise_terminated)
 
 
 def _internal_error(exc: BaseException) -> int:

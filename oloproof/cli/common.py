@@ -34,30 +34,73 @@ def load(args: argparse.Namespace) -> Release:
 
 def interactive() -> bool:
     """Progress bars only for a person at a terminal, never in CI logs."""
-    return sys.stderr.isatty() and not os.environ.get("CI")
+    return sys.stderr is not None and sys.stderr.isatty() and not os.environ.get("CI")
 
 
 def console(stderr: bool = False) -> Console:
+    """A console for people. Markup is off: rule ids, versions and paths are printed as
+    written, never read as rich markup. A closed or broken stdout silences it instead of
+    changing the command's exit code (the verdict is the exit code, whoever reads the text)."""
+    import io
+
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _silence_stdout()
+
     stream = sys.stderr if stderr else sys.stdout
+    if stream is None:  # started with the stream closed
+        return _Console(file=io.StringIO(), quiet=True, markup=False)
     # Logs and pipes get a wide, stable layout instead of rich's 80-column default.
     width = None if stream.isatty() else int(os.environ.get("COLUMNS", "140") or 140)
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, markup=False)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def check_outputs(*paths: str | None) -> None:
+    """Refuse report paths that cannot be written before any work is done, so a verdict is
+    never computed and then lost (a directory, or a parent that cannot be created)."""
+    from oloproof.errors import UsageError
+
+    for path in paths:
+        if path is None:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            raise UsageError(f"{path}: is a directory; give a file name for the report")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot create its directory ({exc.strerror or exc})") from None
 
 
 def write_file(path: str, text: str) -> None:
-    from oloproof.atomic import atomic_write_text
-
-    atomic_write_text(Path(path), text)
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str, data: Any) -> None:
     import orjson
 
-    from oloproof.atomic import atomic_write_bytes
+    write_bytes(path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n")
 
-    atomic_write_bytes(Path(path), orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+
+def write_bytes(path: str, data: bytes) -> None:
+    from oloproof.atomic import atomic_write_bytes
+    from oloproof.errors import UsageError
+
+    try:
+        atomic_write_bytes(Path(path), data)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write it ({exc.strerror or exc})") from None
 
 
 class BatchProgress:

@@ -24,15 +24,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from oloproof.errors import UsageError
     from oloproof.gate import run_gate
     from oloproof.report import jsonreport, junit, terminal
 
+    if args.run and args.rerun:
+        raise UsageError("--rerun runs the system again; it cannot be combined with --run REF")
+    common.check_outputs(args.json, args.junit)
     release = common.load(args)
     with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
         result = run_gate(release, run_ref=args.run, rerun=args.rerun, quiet=args.quiet, on_batch=progress)
-    terminal.print_result(result, common.console())
+    # Reports first: whatever happens to the terminal, scripts get their files.
     if args.json:
         common.write_file(args.json, jsonreport.render(result))
     if args.junit:
         common.write_file(args.junit, junit.render(result))
+    terminal.print_result(result, common.console())
     return int(result.verdict.exit_code)

@@ -15,6 +15,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "leakage", help="check the test set against the training data",
         description="Find test cases that appear in the training data after normalisation.",
     )
+    common.add_config(parser)  # `oloproof leakage -c FILE check …` and `oloproof leakage check -c FILE …` both work
     actions = parser.add_subparsers(dest="leakage_command", metavar="ACTION")
     actions.required = True
     check = actions.add_parser(
@@ -24,7 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "stored, copied or printed. Exit 0 when no case is found, 4 when some are (their evidence is invalid), "
         "2 for a bad file or option. Near-duplicates are not checked.",
     )
-    common.add_config(check)
+    # SUPPRESS: the action's parser must not overwrite a -c given before the action with its default.
+    check.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
     check.add_argument("--training", required=True, metavar="FILE",
                        help="training data: JSONL, CSV (.tsv: tab) or Parquet; gzip, bzip2 or xz compressed too")
     check.add_argument("--format", choices=("jsonl", "csv", "parquet"), help="the training file's format, when its name does not tell")
@@ -45,8 +47,8 @@ def handle(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from oloproof.errors import ExitCode, UsageError
-    from oloproof.gate import load_dev_testset
     from oloproof.leakage_record import describe, run_check, write_record
+    from oloproof.testset import load_testset
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: expected a positive number of processes, got {args.jobs}")
@@ -56,7 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     if fields is not None and any(not key or key.startswith(".") or key.endswith(".") or ".." in key for key in fields):
         raise UsageError("--field: expected key paths such as 'text' or 'features.income'")
     release = common.load(args)
-    testset = load_dev_testset(release)
+    testset = load_testset(release.resolve(release.testset_path), display=release.testset_path)  # as the gate loads it
     size = Path(args.training).stat().st_size if Path(args.training).is_file() else 0
     with ScanProgress(enabled=common.interactive() and not args.quiet and size >= PROGRESS_MIN_BYTES, total=size) as progress:
         result = run_check(
@@ -70,7 +72,7 @@ def handle(args: argparse.Namespace) -> int:
         console.print(line, style=style, markup=False, highlight=False)
     if args.record:
         path = write_record(release.base_dir, result)
-        console.print(f"recorded: {path.relative_to(release.base_dir)}", markup=False)
+        console.print(f"recorded: {path.relative_to(release.base_dir)} (commit it: the gate reads it)", markup=False)
     else:
         console.print("not recorded (pass --record to write the evidence record the gate reads)", style="dim", markup=False)
     if args.json:
@@ -86,30 +88,35 @@ class ScanProgress:
         self.total = total
         self._progress: Any = None
         self._task: Any = None
-        self._started = 0.0
+        self._first: tuple[float, int] | None = None
+        self._shown = 0.0
 
     def __enter__(self) -> ScanProgress | None:
         if not self.enabled:
             return None
-        import time
-
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
         self._progress = Progress(
-            TextColumn("scanning training data"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-            TextColumn("{task.fields[rows]:,} rows ({task.fields[rate]:,.0f}/s)"), TimeRemainingColumn(),
-            console=common.console(stderr=True), transient=True,
+            TextColumn("scanning"), BarColumn(bar_width=16), DownloadColumn(), TransferSpeedColumn(),
+            TextColumn("{task.fields[rows]:,} rows, {task.fields[rate]:,.0f}/s"), TimeRemainingColumn(),
+            console=common.console(stderr=True), transient=True, auto_refresh=False,  # no thread: the scan may fork workers
         )
         self._progress.__enter__()
         self._task = self._progress.add_task("scan", total=self.total, rows=0, rate=0.0)
-        self._started = time.perf_counter()
         return self
 
     def __call__(self, done: int, rows: int) -> None:
         import time
 
-        elapsed = max(time.perf_counter() - self._started, 1e-9)
-        self._progress.update(self._task, completed=done, rows=rows, rate=rows / elapsed)
+        now = time.perf_counter()
+        if self._first is None:  # rates from the first report on: loading the test set is not scanning
+            self._first = (now, rows)
+        elapsed = now - self._first[0]
+        rate = (rows - self._first[1]) / elapsed if elapsed > 0 else 0.0
+        self._progress.update(self._task, completed=done, rows=rows, rate=rate)
+        if now - self._shown >= 0.1:
+            self._progress.refresh()
+            self._shown = now
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

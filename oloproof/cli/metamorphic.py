@@ -115,11 +115,13 @@ def handle_show(args: argparse.Namespace) -> int:
                 f"; labels: {len(status.preserved)} preserved, {len(status.changed_meaning)} changed meaning, "
                 f"{len(status.unlabelled)} unlabelled" + (f" ({len(status.stale)} stale)" if status.stale else "")
             )
-        console.print(
-            f"[bold]{spec.name}[/] ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
+        from rich.text import Text
+
+        console.print(Text.assemble(
+            (spec.name, "bold"),
+            f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
             f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; {status.state}{extra}",
-            markup=True, highlight=False,
-        )
+        ), highlight=False)
     if args.json:
         common.write_json(args.json, {"schema": "oloproof.metamorphic-show/1", "transforms": rows})
     return 0

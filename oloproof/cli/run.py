@@ -33,6 +33,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.run import describe_problems, execute, import_outputs
     from oloproof.runstore import RunStore
 
+    common.check_outputs(args.json)
     release = common.load(args)
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
@@ -50,12 +51,14 @@ def handle(args: argparse.Namespace) -> int:
             raise UsageError("--version names imported outputs (--outputs) or a --command; a run of system.command uses system.version")
         with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
             record, _ = execute(release, testset, store, on_batch=progress, command=args.command, version=args.run_version)
+    from rich.text import Text
+
     style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
-    console.print(
-        f"run [bold]{record.run_id}[/] version {record.version} on dev set {testset.path} "
-        f"({short_digest(testset.digest)}): [{style}]{record.status}[/], {record.n_outputs}/{record.n_cases} outputs",
-        markup=True,
+    line = Text.assemble(
+        "run ", (record.run_id, "bold"), f" version {record.version} on dev set {testset.path} ({short_digest(testset.digest)}): ",
+        (record.status, style), f", {record.n_outputs}/{record.n_cases} outputs",
     )
+    console.print(line)
     for line in describe_problems(record):
         console.print(f"  {line}", markup=False)
     if args.json:

@@ -21,6 +21,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.report.terminal import short_digest
     from oloproof.runstore import RunStore
 
+    common.check_outputs(args.json)
     release = common.load(args)
     store = RunStore(release.base_dir)
     records = [record for record in store.records() if record.kind == "system"]

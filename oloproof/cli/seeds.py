@@ -37,6 +37,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.schema import validate_text
     from oloproof.seeds import decide_recipe, load_seeds_file, render_html
 
+    common.check_outputs(args.json, args.html)
     release = common.load(args)
     if args.seeds_file:
         spec = load_seeds_file(Path(args.seeds_file), args.seeds_file)
@@ -52,7 +53,8 @@ def handle(args: argparse.Namespace) -> int:
     testset = load_dev_testset(release)
     result = decide_recipe(spec, release, policy, testset, RunStore(release.base_dir))
     console = common.console()
-    console.print(f"recipe [bold]{spec.recipe}[/] on dev set {testset.path} ({len(testset)} cases, {short_digest(testset.digest)})")
+    where = f" on dev set {testset.path} ({len(testset)} cases, {short_digest(testset.digest)})"
+    console.print(Text.assemble("recipe ", (spec.recipe, "bold"), where))
     table = Table(header_style="bold")
     for column in ("checkpoint", "ref", "run", "version", "status", "pass rate", "missing"):
         table.add_column(column)

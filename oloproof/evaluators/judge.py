@@ -158,7 +158,16 @@ class Judge:
 
 
 def _build(values: dict[str, Any], where: Where) -> Judge:
+    import shlex
+
+    from oloproof.evaluators.base import SpecError
+
     command = values["command"]
+    if isinstance(command, str):
+        try:
+            shlex.split(command)
+        except ValueError as exc:
+            raise SpecError("command", f"cannot split the command: {exc}") from None
     return Judge(
         command=command if isinstance(command, str) else tuple(command), labels=values["labels"],
         criterion=values["criterion"], timeout_s=float(values["timeout_s"]), batch_size=int(values["batch_size"]),

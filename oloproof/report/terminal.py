@@ -120,7 +120,7 @@ def metamorphic_lines(result: GateResult) -> Text:
 
 
 def render(result: GateResult, *, width: int = 120) -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False)
     console.print(build(result))
     return console.export_text()
 

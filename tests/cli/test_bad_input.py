@@ -45,8 +45,17 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
     [
         ("testset:", "leakag: required\ntestset:",
          "release.yaml:4: leakag: unknown key (did you mean 'leakage'?); allowed keys: evaluators, holdout, leakage, metamorphic, policy, seeds, system, testset"),
-        ("min: 0.8", "min: 1.5", "release.yaml:10: policy.rules[0].min: expected a number in [0, 1], got 1.5"),
-        ("min: 0.8", "min: -0.1", "release.yaml:10: policy.rules[0].min: expected a number in [0, 1], got -0.1"),
+        ("min: 0.8", "min: 1.5", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1], got 1.5"),
+        # Thresholds that could never fail would let a gate with no evidence PASS.
+        ("min: 0.8", "min: 0", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1], got 0"),
+        ("min: 0.8", "max: 1", "release.yaml:10: policy.rules[0].max: expected a number in [0, 1), got 1"),
+        ("min: 0.8", "baseline: latest, max_drop: 1", "release.yaml:10: policy.rules[0].max_drop: expected a number in [0, 1), got 1"),
+        ("policy:\n", "policy:\n  confidence: 0.05\n", "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 0.05"),
+        ("policy:\n", "policy:\n  judges: {min_agreement: 0}\n", "release.yaml:9: policy.judges.min_agreement: expected a number in (0, 1], got 0"),
+        ("min: 0.8", "min: 0.8, method: bca",
+         "release.yaml:10: policy.rules[0].method: method bca applies to score criteria; 'correct' (label_match) is pass/fail and always uses the exact Clopper-Pearson interval"),
+        ("python predict.py", "python 'predict.py", "release.yaml:3: system.command: cannot split the command: No closing quotation"),
+        ("min: 0.8", "min: -0.1", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1], got -0.1"),
         ("min: 0.8", "min: 0.8x", "release.yaml:10: policy.rules[0].min: expected a number, got '0.8x'"),
         ("min: 0.8", "min: .nan", "release.yaml:10: policy.rules[0].min: expected a finite number, got nan"),
         ("min: 0.8", "mn: 0.8",
@@ -60,7 +69,7 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
          "release.yaml:9: policy.rules: a policy must hold at least one rule"),
         ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  confidence: 0.95\n",
          "release.yaml:9: policy: missing required key 'rules'"),
-        ("policy:\n", "policy:\n  confidence: 1.0\n", "release.yaml:9: policy.confidence: expected a number strictly inside (0, 1), got 1"),
+        ("policy:\n", "policy:\n  confidence: 1.0\n", "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 1"),
         ("version: v1", "version: [v1]", "release.yaml:2: system.version: expected a string, got a list"),
         ("version: v1", "version: ''", "release.yaml:2: system.version: must not be empty"),
         ("  version: v1\n", "  version: v1\n  version: v2\n", "release.yaml:3: system.version: duplicate key (first given on line 2)"),
@@ -73,6 +82,11 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
          "    - {id: accurate, criterion: correct, min: 0.8}\n    - {id: accurate, criterion: correct, min: 0.7}\n",
          "release.yaml:11: policy.rules[1].id: duplicate rule id 'accurate' (first at policy.rules[0])"),
         ("system:", "system: [\n", "release.yaml:4: invalid YAML: expected ',' or ']', but got ':'"),
+        ("version: v1", "version: !foo v1", "release.yaml:2: unsupported YAML tag !foo"),
+        ("version: v1", "version: !!python/object:os.system v1", "release.yaml:2: unsupported YAML tag tag:yaml.org,2002:python/object:os.system"),
+        ("    - {id: accurate, criterion: correct, min: 0.8}\n",
+         "    - &r {id: accurate, criterion: correct, min: 0.8}\n    - {<<: *r, id: b}\n",
+         "release.yaml:11: policy.rules[1]: YAML merge keys (<<) are not supported; write the keys out"),
         ("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: nope.yaml\n",
          "release.yaml:8: policy: policy file not found: nope.yaml"),
     ],
@@ -117,8 +131,11 @@ GOOD = b'{"id": "a", "expected": {"label": 1}, "x": 1}\n'
         (GOOD + b'{"id": "b", "expected": {"label": Infinity}}\n', "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers"),
         (GOOD + b'{"id": "b\xff", "expected": {}}\n', "data/test.jsonl:2: not valid UTF-8 (byte 10 of the line)"),
         (b"[1, 2]\n", "data/test.jsonl:1: expected a JSON object, got an array"),
+        (b'\xef\xbb\xbf{"id": "a"}\n', "data/test.jsonl:1: case 'a': 'expected' must be an object, got none"),  # a BOM is skipped
         (b'"text"\n', "data/test.jsonl:1: expected a JSON object, got a str"),
-        (b'{"id": "a", "expected": {}\n', "data/test.jsonl:1: not valid JSON (unexpected end of data)"),
+        (b'{"id": "a", "expected": {}\n', "data/test.jsonl:1: not valid JSON (Expecting ',' delimiter at column 27)"),
+        # A word containing "nan" is not a NaN.
+        (b'{"id": "banana", "expected": {"label": 1}\n', "data/test.jsonl:1: not valid JSON (Expecting ',' delimiter at column 42)"),
         (b'{"expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got no 'id'"),
         (b'{"id": 7, "expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got id 7"),
         (b'{"id": "a", "label": 1}\n', "data/test.jsonl:1: case 'a': 'expected' must be an object, got none"),
@@ -172,3 +189,36 @@ def test_json_written_only_on_success(project: Project) -> None:
     assert not out.exists()
     assert json.loads("{}") == {}
     assert not list(Path(project.root).glob(".r.json*"))
+
+
+def test_report_paths_are_checked_before_any_work(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=labelled_cases(3, 3))
+    (project.root / "outdir").mkdir()
+    assert main(["gate", "--json", "outdir"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip() == "oloproof: error: outdir: is a directory; give a file name for the report"
+    assert not (project.root / ".oloproof").exists()  # the system never ran
+
+
+def test_unreadable_files_are_usage_errors(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=labelled_cases(3, 3))
+    assert main(["run", "--outputs", "data", "--version", "v9"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip() == "oloproof: error: data: is a directory, expected a JSONL file of outputs"
+    assert main(["run", "--command", "python 'x", "--version", "v9"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.strip() == "oloproof: error: --command: cannot split the command: No closing quotation"
+
+
+def test_rerun_and_run_together_are_refused(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=labelled_cases(3, 3))
+    assert main(["gate", "--run", "latest", "--rerun"]) == ExitCode.USAGE
+    assert "--rerun runs the system again; it cannot be combined with --run REF" in capsys.readouterr().err
+
+
+def test_rule_ids_and_versions_are_never_read_as_markup(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=labelled_cases(40, 40), rules="  - {id: 'acc[/x]', criterion: correct, min: 0.5}\n  - {id: 'b[bold red]x', criterion: correct, min: 0.5}")
+    assert main(["gate"]) == ExitCode.PASS
+    out = capsys.readouterr().out
+    assert "acc[/x]" in out and "b[bold red]x" in out
+    (project.root / "o.jsonl").write_text("".join(json.dumps({"id": f"c{i:05d}", "label": 1}) + "\n" for i in range(40)))
+    assert main(["run", "--outputs", "o.jsonl", "--version", "model[/x]"]) == 0
+    assert main(["runs"]) == 0
+    assert "model[/x]" in capsys.readouterr().out
