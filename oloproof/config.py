@@ -183,7 +183,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
     for rule in policy.rules:
-        evaluator = _criterion(by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion")
+        evaluator = require_criterion(by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion")
         if rule.method != "exact" and evaluator.type in PASS_FAIL_TYPES:
             raise ConfigError(
                 rule.source, rule.line, f"{rule.key_path}.method",
@@ -197,11 +197,11 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         check_command(command, lambda message: doc.error("system.command", message))
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
-        _criterion(by_criterion, holdout["criterion"], doc.path, doc.line("holdout.criterion"), "holdout.criterion", single_run=True)
+        require_criterion(by_criterion, holdout["criterion"], doc.path, doc.line("holdout.criterion"), "holdout.criterion", single_run=True)
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
         rule = seeds.rule
-        _criterion(by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
+        require_criterion(by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
         if rule.id in {policy_rule.id for policy_rule in policy.rules}:
             raise ConfigError(seeds.source, rule.line, f"{rule.key_path}.id", f"rule id '{rule.id}' is also a policy rule")
     digest_source: dict[str, Any] = {"release": data, "policy": policy_data}
@@ -252,7 +252,7 @@ def check_command(command: str, error: Callable[[str], Exception]) -> None:
         raise error(f"cannot split the command: {exc}") from None
 
 
-def _criterion(
+def require_criterion(
     by_criterion: dict[str, Evaluator], criterion: str, source: str, line: int | None, key_path: str, *, single_run: bool = False
 ) -> Evaluator:
     """The evaluator producing ``criterion``, or a config error at ``key_path``.

@@ -51,12 +51,26 @@ class GateResult:
     limitations: tuple[str, ...] = LIMITATIONS
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def version(self) -> str:
+        """The system version the verdict is about: the gated run's (``--run`` may name another
+        version than release.yaml declares; every renderer says so)."""
+        return self.run.version if self.run is not None else self.release.system.version
+
+    @property
+    def version_differs(self) -> bool:
+        return self.version != self.release.system.version
+
 
 def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> RunRecord | None:
-    """The latest run of this system version on this exact test set (and command), if any."""
+    """The latest run of this system version on this exact test set (and command), if any.
+
+    A failed run (crash, timeout) is kept as evidence but never reused: the next gate runs the
+    system again, so fixing what broke it is enough.
+    """
     command = release.system.command_text
     for record in reversed(store.records()):
-        if record.kind != "system" or record.version != release.system.version:
+        if record.kind != "system" or record.version != release.system.version or record.status == "failed":
             continue
         if record.testset_digest != testset.digest:
             continue
@@ -81,7 +95,6 @@ def run_gate(
     quiet: bool = True,
     on_batch: Callable[[int, int], None] | None = None,
 ) -> GateResult:
-    from oloproof.run import execute
 
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
@@ -99,38 +112,14 @@ def run_gate(
         reasons = (*dict.fromkeys(code for report in blocking for code in report.reasons), "precondition_unmet")
         why = "; ".join(report.sentence for report in blocking)
         rules = tuple(
-            RuleResult(
-                rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
-                verdict=Verdict.BLOCKED, reasons=reasons, sentence=f"Not decided: {why}", interval=None, n=len(testset),
-                passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
-            )
+            RuleResult.undecided(rule, Verdict.BLOCKED, reasons, n=len(testset), sentence=f"Not decided: {why}")
             for rule in release.policy.rules
         )
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(verdict=worst(verdicts), rules=rules, run=None, run_reused=False, outcomes={}, problems=(), **common)  # type: ignore[arg-type]
 
-    record: RunRecord | None
-    if run_ref is not None:
-        record = store.resolve(run_ref)
-        if record.testset_digest != testset.digest:
-            raise UsageError(
-                f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
-                f"but {testset.path} is now {testset.digest[:19]}…: re-run the system on this test set"
-            )
-        reused = True
-    else:
-        record = None if rerun else find_reusable_run(release, testset, store)
-        reused = record is not None
-    if record is None:
-        if release.system.command is None:
-            raise UsageError(
-                f"no run of version '{release.system.version}' on {testset.path} ({testset.digest[:19]}…), and "
-                "release.yaml declares no system command: import outputs with "
-                f"`oloproof run --outputs FILE --version {release.system.version}`"
-            )
-        record, outputs = execute(release, testset, store, on_batch=on_batch)
-    else:
-        outputs = store.outputs(record)
+    baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
+    record, outputs, reused = _obtain_run(release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch)
 
     invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
     variants = None
@@ -159,7 +148,7 @@ def run_gate(
     decided: list[RuleResult] = []
     for rule in release.policy.rules:
         if rule.kind == "regression":
-            decided.append(_decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release))
+            decided.append(_decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record))
         else:
             decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
@@ -172,18 +161,80 @@ def run_gate(
     )
 
 
-def _decide_regression(rule: Rule, now: CriterionOutcome, ctx: EvalContext, store: RunStore, release: Release) -> RuleResult:
+def _obtain_run(
+    release: Release, testset: TestSet, store: RunStore, *, run_ref: str | None, rerun: bool,
+    on_batch: Callable[[int, int], None] | None,
+) -> tuple[RunRecord, dict[str, dict[str, Any]], bool]:
+    """The run to gate: the one named, the latest usable one of this version, or a new one.
+
+    Finding and making a run happen under a lock per (version, test set), so two gates started
+    together run the system once and the second reuses the first's run.
+    """
+    from oloproof.run import execute
+
+    if run_ref is not None:
+        record = store.resolve(run_ref)
+        if record.testset_digest != testset.digest:
+            raise UsageError(
+                f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
+                f"but {testset.path} is now {testset.digest[:19]}…: re-run the system on this test set"
+            )
+        return record, store.outputs(record), True
+    with store.lock(f"{release.system.version}\0{testset.digest}"):
+        found = None if rerun else find_reusable_run(release, testset, store)
+        if found is not None:
+            return found, store.outputs(found), True
+        if release.system.command is None:
+            raise UsageError(
+                f"no run of version '{release.system.version}' on {testset.path} ({testset.digest[:19]}…), and "
+                "release.yaml declares no system command: import outputs with "
+                f"`oloproof run --outputs FILE --version {release.system.version}`"
+            )
+        _preflight(release, testset)
+        record, outputs = execute(release, testset, store, on_batch=on_batch)
+        return record, outputs, False
+
+
+def _preflight(release: Release, testset: TestSet) -> None:
+    """Evaluate with no outputs before running the system: a case missing its expected value, a
+    per-case pattern that does not compile or a broken labels file is reported before the
+    system spends its time (or a paid API's money), not after."""
+    ctx = EvalContext(testset=testset, outputs={}, base_dir=release.base_dir, policy=release.policy)
+    for evaluator in release.evaluators:
+        if evaluator.type != "metamorphic_relation":  # those would run the transformed copies
+            evaluator.evaluate(ctx)
+
+
+def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord]:
+    from oloproof.errors import ConfigError, StoreError
+
+    baselines: dict[str, RunRecord] = {}
+    for rule in release.policy.rules:
+        if rule.baseline is None:
+            continue
+        try:
+            baselines[rule.id] = store.resolve(rule.baseline)
+        except StoreError as exc:
+            raise ConfigError(rule.source, rule.line, f"{rule.key_path}.baseline", str(exc)) from None
+    return baselines
+
+
+def _decide_regression(
+    rule: Rule, now: CriterionOutcome, ctx: EvalContext, store: RunStore, release: Release, baseline: RunRecord, gated: RunRecord
+) -> RuleResult:
     """Evaluate the baseline run with the same evaluator, then decide on the paired interval."""
     from dataclasses import replace
 
-    assert rule.baseline is not None
-    baseline = store.resolve(rule.baseline)
     label = f"{rule.baseline} (run {baseline.run_id}, version {baseline.version})"
+    if baseline.run_id == gated.run_id or baseline.version == gated.version:
+        return RuleResult.undecided(
+            rule, Verdict.INSUFFICIENT_EVIDENCE, ("baseline_is_gated_version",), n=len(ctx.testset),
+            sentence=f"The baseline {label} is the version being gated (run {gated.run_id}, version {gated.version}): "
+            "a regression guard compares two versions; name an earlier version as the baseline.",
+        )
     if baseline.testset_digest != ctx.testset.digest:
-        return RuleResult(
-            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
-            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("baseline_mismatch",), interval=None, n=len(ctx.testset),
-            passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
+        return RuleResult.undecided(
+            rule, Verdict.INSUFFICIENT_EVIDENCE, ("baseline_mismatch",), n=len(ctx.testset),
             sentence=f"The baseline {label} was made on another test set ({baseline.testset_digest[:19]}…): "
             "a paired comparison needs both versions on the same cases; re-run the baseline on this test set.",
         )
@@ -209,11 +260,9 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
     from oloproof.evaluators.metamorphic import rule_note
 
     if not outcome.case_ids:
-        return RuleResult(
-            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold,
-            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))),
+        return RuleResult.undecided(
+            rule, Verdict.INSUFFICIENT_EVIDENCE, tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))), n=0,
             sentence=f"{rule.criterion}: the transform changed no case, so there is no evidence either way.",
-            interval=None, n=0, passes=None, missing=0, resolution=None, source=rule.source, line=rule.line,
         )
     covered = set(outcome.case_ids)
     cases = tuple(case for case in testset.cases if case.id in covered)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -78,7 +77,3 @@ def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) ->
 def dumps_line(obj: Any) -> bytes:
     """One canonical JSONL line: sorted keys, compact, UTF-8, newline-terminated."""
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-
-
-def read_objects(path: Path, *, display: str | None = None) -> list[tuple[int, dict[str, Any]]]:
-    return list(iter_objects(path, display=display))

@@ -11,10 +11,12 @@ or a run id or unique prefix of one.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import secrets
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from oloproof.atomic import atomic_write_dir
+from oloproof.atomic import atomic_write_bytes, atomic_write_dir, locked
 from oloproof.errors import StoreError
 from oloproof.jsonl import dumps_line
 
@@ -141,6 +143,22 @@ class RunStore:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result
 
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        """An exclusive lock named by ``key`` (e.g. version + test-set digest), across processes.
+
+        Lock files live in ``.oloproof/.locks/``, which a ``.gitignore`` written beside them keeps
+        out of commits.
+        """
+        locks = self.root / STORE_DIR / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / STORE_DIR / ".gitignore"
+        if not ignore.exists():
+            atomic_write_bytes(ignore, b"# written by oloproof: lock files are not evidence\n.locks/\n")
+        name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        with locked(locks / f"{name}.lock"):
+            yield
+
     def resolve(self, ref: str, *, kind: str = "system") -> RunRecord:
         records = [record for record in self.records() if record.kind == kind]
         return resolve_ref(ref, records)
@@ -183,7 +201,3 @@ def resolve_ref(ref: str, records: list[RunRecord]) -> RunRecord:
         raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist")
     return pool[-1 - back]
 
-
-def monotonic_ns() -> int:
-    # Wall-clock nanoseconds order runs across processes; ties are broken by run id.
-    return time.time_ns()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import CheckReport, GateCheck, GateContext
-from oloproof.errors import ConfigError, StoreError, UsageError
+from oloproof.errors import StoreError, UsageError
 from oloproof.policy import RULE
 from oloproof.schema import Document, MapOf, Obj, Prop, Scalar, validate_text
 from oloproof.verdicts import RuleResult, Verdict
@@ -117,6 +117,13 @@ class SeedsResult:
 
 
 def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> tuple[Checkpoint, ...]:
+    """Each checkpoint's run; a test set with groups, or checkpoints on another test set or
+    sharing a version, are usage errors (exit 2)."""
+    if testset.has_groups:
+        raise UsageError(
+            f"seeds: {testset.path} declares groups; the crossed cases × seeds interval assumes independent cases, "
+            "so a grouped test set cannot judge a recipe"
+        )
     records = [record for record in store.records() if record.kind == "system"]
     from oloproof.runstore import resolve_ref
 
@@ -144,25 +151,22 @@ def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> t
 
 
 def decide_recipe(
-    spec: SeedsSpec, release: Release, policy: Policy, testset: TestSet, store: RunStore
+    spec: SeedsSpec, release: Release, policy: Policy, testset: TestSet, store: RunStore,
+    checkpoints: tuple[Checkpoint, ...] | None = None,
 ) -> SeedsResult:
+    """Decide the recipe rule; ``checkpoints`` resolved earlier (the gate resolves them before
+    its own run, so that run can never shift ``latest~N`` refs) or now."""
     import numpy as np
 
+    from oloproof.config import require_criterion
     from oloproof.decide import interval_text
     from oloproof.evaluators.base import EvalContext
     from oloproof.stats.seeds import recipe_interval
 
-    if testset.has_groups:
-        raise UsageError(
-            f"seeds: {testset.path} declares groups; the crossed cases × seeds interval assumes independent cases, "
-            "so a grouped test set cannot judge a recipe"
-        )
     rule = spec.rule
-    evaluator = release.criteria().get(rule.criterion)
-    if evaluator is None:
-        raise ConfigError(rule.source, rule.line, f"{rule.key_path}.criterion",
-                          f"no evaluator provides criterion '{rule.criterion}'; available: {', '.join(sorted(release.criteria()))}")
-    checkpoints = resolve_checkpoints(spec, store, testset)
+    evaluator = require_criterion(release.criteria(), rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
+    if checkpoints is None:
+        checkpoints = resolve_checkpoints(spec, store, testset)
     usable = [cp for cp in checkpoints if cp.problem is None]
     common = dict(rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, n=len(testset),
                   source=rule.source, line=rule.line)
@@ -245,22 +249,27 @@ class SeedsCheck(GateCheck):
 
     name = "seeds"
 
-    def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
-        spec = ctx.release.seeds
-        if spec is None:
-            return []
-        return [decide_recipe(spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store).rule]
+    def __init__(self) -> None:
+        self._checkpoints: tuple[Checkpoint, ...] | None = None
 
     def precheck(self, ctx: GateContext) -> CheckReport | None:
         spec = ctx.release.seeds
         if spec is None:
             return None
-        if ctx.testset.has_groups:
-            raise UsageError(f"seeds: {ctx.testset.path} declares groups, so it cannot judge a recipe across seeds")
+        # Resolved now, before the gate makes its own run: `latest~4 ... latest` must name the
+        # seed runs, never the run this gate is about to add.
+        self._checkpoints = resolve_checkpoints(spec, ctx.store, ctx.testset)
         return CheckReport(
             name="seeds", title="Recipe across seeds",
             status=f"recipe {spec.recipe}: {len(spec.checkpoints)} checkpoint(s) ({', '.join(name for name, _ in spec.checkpoints)})",
         )
+
+    def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
+        spec = ctx.release.seeds
+        if spec is None:
+            return []
+        result = decide_recipe(spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store, checkpoints=self._checkpoints)
+        return [result.rule]
 
 
 def render_html(result: SeedsResult) -> str:

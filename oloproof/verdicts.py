@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ExitCode
 from oloproof.stats.interval import Interval
+
+if TYPE_CHECKING:
+    from oloproof.policy import Rule
 
 
 class Verdict(str, enum.Enum):
@@ -61,6 +64,7 @@ REASONS: dict[str, str] = {
     "leaked_cases": "test cases were found in the training data: the evidence is invalid",
     "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",
+    "baseline_is_gated_version": "the regression guard's baseline is the version being gated, so there is nothing to compare",
     "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
     "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
     "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
@@ -91,3 +95,15 @@ class RuleResult:
     source: str  # file where the rule is declared
     line: int | None
     details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def undecided(
+        cls, rule: Rule, verdict: Verdict, reasons: tuple[str, ...], *, n: int, sentence: str, missing: int = 0,
+        interval: Interval | None = None, details: dict[str, Any] | None = None,
+    ) -> RuleResult:
+        """A rule that gets no verdict from an interval (blocked, invalid, no method)."""
+        return cls(
+            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
+            reasons=reasons, sentence=sentence, interval=interval, n=n, passes=None, missing=missing, resolution=None,
+            source=rule.source, line=rule.line, details=details or {},
+        )

@@ -32,7 +32,7 @@ class Gate:
         if labels is not None:
             write_cases(self.root / "labels" / "t.jsonl", labels)
             labels_line = "      labels: labels/t.jsonl\n"
-        rules = "    - {id: accurate, criterion: correct, min: 0.0}\n" + (f"    - {rule}\n" if rule else "")
+        rules = "    - {id: accurate, criterion: correct, min: 0.01}\n" + (f"    - {rule}\n" if rule else "")
         (self.root / "release.yaml").write_text(
             f"system:\n  version: v1\n  command: {json.dumps([sys.executable, str(system)])}\n  timeout_s: 30\n"
             "testset:\n  cases: data/test.jsonl\n"

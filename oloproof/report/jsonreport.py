@@ -57,7 +57,7 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "generated_at": result.generated_at,
         "checker": result.checker.to_json(),
         "config": {"path": release.path, "digest": release.digest},
-        "system": {"version": release.system.version, "command": release.system.command_text},
+        "system": {"version": result.version, "declared_version": release.system.version, "command": release.system.command_text},
         "testset": {"set": "dev", "path": testset.path, "digest": testset.digest, "n_cases": len(testset), "has_groups": testset.has_groups},
         "policy": {
             "confidence": release.policy.confidence, "allow_approximate_methods": release.policy.allow_approximate_methods,

@@ -21,7 +21,7 @@ def render(result: GateResult) -> str:
     )
     props = ET.SubElement(suite, "properties")
     for name, value in (
-        ("verdict", result.verdict.value), ("system.version", result.release.system.version),
+        ("verdict", result.verdict.value), ("system.version", result.version),
         ("testset.digest", result.testset.digest), ("config.digest", result.release.digest),
         ("checker.version", result.checker.version), ("checker.source_digest", result.checker.source_digest),
     ):

@@ -119,7 +119,8 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
             sentence += f" This verdict does not fail the job (fail-on: {failing})."
     lines.append(sentence + "\n\n")
     lines.append("| | |\n|---|---|\n")
-    lines.append(f"| System | {code(short(release.system.version))} |\n")
+    declared = f" (release.yaml declares {code(short(release.system.version))})" if result.version_differs else ""
+    lines.append(f"| System | {code(short(result.version))}{declared} |\n")
     lines.append(f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(_short_digest(testset.digest))} |\n")
     if run is not None:
         how = "reused" if result.run_reused else "new"

@@ -30,7 +30,10 @@ def build(result: GateResult) -> Group:
     parts: list[object] = []
     header = Text()
     header.append("oloproof gate ", style="bold")
-    header.append(f"{release.path}  system {release.system.version}\n")
+    header.append(f"{release.path}  system {result.version}")
+    if result.version_differs:
+        header.append(f"  (release.yaml declares {release.system.version})", style="yellow")
+    header.append("\n")
     header.append(f"dev set {testset.path}: {len(testset)} cases, {short_digest(testset.digest)}")
     if run is not None:
         how = "reused" if result.run_reused else "new"
