@@ -54,13 +54,12 @@ def handle(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
-    line = Text.assemble(
+    console.print(Text.assemble(
         "run ", (record.run_id, "bold"), f" version {record.version} on dev set {testset.path} ({short_digest(testset.digest)}): ",
         (record.status, style), f", {record.n_outputs}/{record.n_cases} outputs",
-    )
-    console.print(line)
-    for line in describe_problems(record):
-        console.print(f"  {line}", markup=False)
+    ))
+    for problem in describe_problems(record):
+        console.print(f"  {problem}")
     if args.json:
         common.write_json(args.json, record.to_json())
     return 0
