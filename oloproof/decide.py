@@ -21,7 +21,11 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 # Reasons that make the evidence invalid: the rule cannot PASS or FAIL on it.
-INVALIDATING = ("leaked_cases", "judge_untrusted", "transform_declared", "transform_unlabelled", "transform_changes_meaning")
+# A run that crashed or timed out (`run_failed`) is invalid even where it answered every case: a
+# system that exits non-zero has said its own outputs are not to be trusted.
+INVALIDATING = (
+    "leaked_cases", "judge_untrusted", "run_failed", "transform_declared", "transform_unlabelled", "transform_changes_meaning",
+)
 
 MIN_CLUSTERS = 30
 
@@ -32,7 +36,7 @@ def fmt(value: float) -> str:
 
 def interval_text(interval: Interval) -> str:
     kind = "approximate" if interval.approximate else "exact"
-    return f"{interval.level:.0%} interval [{fmt(interval.low)}, {fmt(interval.high)}] ({interval.method}, {kind})"
+    return f"{interval.level * 100:g}% interval [{fmt(interval.low)}, {fmt(interval.high)}] ({interval.method}, {kind})"
 
 
 def compute_interval(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import CheckReport, GateCheck, GateContext
+from oloproof.decide import INVALIDATING
 from oloproof.errors import StoreError, UsageError
 from oloproof.policy import RULE
 from oloproof.schema import Document, MapOf, Obj, Prop, Scalar, validate_text
@@ -227,7 +228,7 @@ def _verdict(
         return result(Verdict.INSUFFICIENT_EVIDENCE, ["too_few_seeds", *reasons],
                       f"{head}; fewer than {MIN_SEEDS} seeds cannot judge a recipe (about five are needed for any verdict).")
     assert recipe is not None
-    if "judge_untrusted" in reasons or "leaked_cases" in reasons:
+    if any(code in INVALIDATING for code in reasons):
         return result(Verdict.INSUFFICIENT_EVIDENCE, reasons, f"{head}; the evidence is invalid, so the recipe is not judged.")
     if not policy.allow_approximate_methods:
         return result(Verdict.MANUAL_REVIEW, [*reasons, "approximate_method"],

@@ -189,8 +189,9 @@ def test_judge_that_crashes_fails_and_leaves_cases_missing(project: Project) -> 
     assert criterion["notes"]["c05"].startswith("judge: ") and "exited with status 3" in criterion["notes"]["c05"]
     assert set(criterion["notes"]) == set(ids(range(5, 40)))
     assert "judge_failed" in criterion["reasons"]
-    # Only the 5 graded cases could be compared with people: too few to trust the judge.
-    assert criterion["details"]["judge"]["n_compared"] == 5 and "judge_untrusted" in criterion["reasons"]
+    # The 35 labelled cases it was shown but never graded count as disagreements: untrusted.
+    judge = criterion["details"]["judge"]
+    assert judge["n_compared"] == 40 and judge["ungraded_labelled"] == 35 and "judge_untrusted" in criterion["reasons"]
     rule = data["rules"][0]
     assert {"judge_failed", "missing_outputs", "judge_untrusted"} <= set(rule["reasons"])
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
@@ -315,7 +316,9 @@ def test_score_grades_with_missing_cases_count_them_against_the_lower_bound(proj
     # their places in test-set order (the betting interval's validity rests on that order): the
     # interval reaches below the answered mean 0.8 and above the all-missing-passed mean 0.85.
     says = [0.9, 0.7] * 20
-    judge_project(project, says, dict.fromkeys(range(40), True), judge_args=["--crash-after", "30"])
+    # Labels only for the 30 cases graded before the crash (an ungraded labelled case would
+    # count as a disagreement; that is tested below).
+    judge_project(project, says, dict.fromkeys(range(30), True), judge_args=["--crash-after", "30"])
     code, data = report(project)
     assert data["criteria"]["judge_pass"]["kind"] == "score"
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
@@ -367,3 +370,16 @@ def test_judge_is_run_from_the_release_directory(project: Project) -> None:
     code, data = report(project)
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
     assert code == ExitCode.PASS
+
+
+def test_a_judge_cannot_earn_trust_by_skipping_the_cases_it_would_get_wrong(project: Project) -> None:
+    # 120 labels, 30 of them "fail". The judge says pass everywhere but answers nothing for
+    # exactly those 30: counted as disagreements, agreement is 90/120, far below 0.9.
+    says: list[object] = [True] * 120
+    labels = {i: i >= 30 for i in range(120)}
+    judge_project(project, says, labels, judge_args=[*(arg for i in range(30) for arg in ("--skip", f"c{i:02d}"))])
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["ungraded_labelled"] == 30 and judge["n_compared"] == 120
+    assert judge["agreement"] == pytest.approx(90 / 120)
+    assert judge["trusted"] is False and code == ExitCode.INSUFFICIENT_EVIDENCE

@@ -121,16 +121,24 @@ class Judge:
         index: dict[str, int] = {case.id: i for i, case in enumerate(ctx.testset.cases)}
         judge_pass: list[bool] = []
         human_pass: list[bool] = []
+        ungraded = 0
         for case_id, (grade, _) in labels.items():
+            human = grade >= self.pass_threshold
             value = values[index[case_id]]
             if math.isnan(value):
-                continue
-            judge_pass.append(bool(value >= self.pass_threshold))
-            human_pass.append(grade >= self.pass_threshold)
+                if case_id not in ctx.outputs:
+                    continue  # the system gave no output: there was nothing for the judge to grade
+                # The judge skipped (or garbled) a labelled case it was shown: a disagreement, so a
+                # judge can never earn trust by leaving out the cases it would get wrong.
+                ungraded += 1
+                judge_pass.append(not human)
+            else:
+                judge_pass.append(bool(value >= self.pass_threshold))
+            human_pass.append(human)
         n = len(judge_pass)
         result: dict[str, Any] = {
             "labels_file": self.labels, "n_labels": len(labels), "n_compared": n,
-            "min_labels": policy.min_labels, "min_agreement": policy.min_agreement,
+            "min_labels": policy.min_labels, "min_agreement": policy.min_agreement, "ungraded_labelled": ungraded,
         }
         if n == 0:
             result.update(trusted=False, why="no labelled case was graded by the judge, so its agreement with people is unknown")
