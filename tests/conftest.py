@@ -73,3 +73,23 @@ def project(tmp_path: Path) -> Project:
 @pytest.fixture
 def run_cli() -> Callable[..., int]:
     return lambda *argv: main(list(argv))
+
+
+def report(project: Project, *extra: str) -> tuple[int, dict[str, Any]]:
+    """Run `oloproof gate --json` on the project; the exit code and the parsed report."""
+    out = project.root / "report.json"
+    code = project.cli("gate", "--json", str(out), *extra)
+    return code, json.loads(out.read_text())
+
+
+def config_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Run the gate from the project's directory (so paths show as written) and return stderr."""
+    from oloproof.errors import ExitCode
+
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    code = run_cli("gate", "-c", "release.yaml")
+    assert code == ExitCode.USAGE
+    return capsys.readouterr().err

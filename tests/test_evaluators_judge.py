@@ -17,7 +17,7 @@ import pytest
 from oloproof.errors import ExitCode
 from oloproof.stats.binomial import clopper_pearson
 from oloproof.stats.bounded import bounded_mean_betting
-from tests.conftest import FIXTURES, Project
+from tests.conftest import FIXTURES, Project, config_error, report
 
 JUDGE = FIXTURES / "judge_system.py"
 JUDGES_POLICY = "  judges: {min_agreement: 0.8, min_labels: 20}\n"
@@ -54,21 +54,6 @@ def judge_project(
     )
 
 
-def report(project: Project) -> tuple[int, dict[str, Any]]:
-    out = project.root / "report.json"
-    code = project.cli("gate", "--json", str(out))
-    return code, json.loads(out.read_text())
-
-
-def config_error(
-    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """Run the gate from the project's directory (so paths show as written) and return stderr."""
-    monkeypatch.chdir(project.root)
-    capsys.readouterr()
-    code = run_cli("gate", "-c", "release.yaml")
-    assert code == ExitCode.USAGE
-    return capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ input ``answer`` as the output ``text``, so every case below states the text the
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 from oloproof.errors import ExitCode
-from tests.conftest import Project
+from tests.conftest import Project, config_error, report
 
 HOSTILE_TEXT = "a" * 5000 + "b"
 
@@ -27,25 +26,10 @@ def text_cases(texts: list[Any], *, expected: list[dict[str, Any]] | None = None
     ]
 
 
-def report(project: Project) -> tuple[int, dict[str, Any]]:
-    out = project.root / "report.json"
-    code = project.cli("gate", "--json", str(out))
-    return code, json.loads(out.read_text())
-
 
 def write_text_project(project: Project, cases: list[dict[str, Any]], evaluators: str, rules: str) -> Project:
     return project.write(cases=cases, system_args="--field text", evaluators=evaluators, rules=rules)
 
-
-def config_error(
-    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """Run the gate from the project's directory (so paths show as written) and return stderr."""
-    monkeypatch.chdir(project.root)
-    capsys.readouterr()
-    code = run_cli("gate", "-c", "release.yaml")
-    assert code == ExitCode.USAGE
-    return capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,14 +6,13 @@ The echo system answers each case's input ``answer`` as the output ``label`` (or
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from oloproof.errors import ExitCode
-from tests.conftest import Project
+from tests.conftest import Project, config_error, report
 
 
 def cases_answering(pairs: list[tuple[Any, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -21,21 +20,6 @@ def cases_answering(pairs: list[tuple[Any, dict[str, Any]]]) -> list[dict[str, A
     return [{"id": f"c{i}", "answer": answer, "expected": expected} for i, (answer, expected) in enumerate(pairs)]
 
 
-def report(project: Project) -> tuple[int, dict[str, Any]]:
-    out = project.root / "report.json"
-    code = project.cli("gate", "--json", str(out))
-    return code, json.loads(out.read_text())
-
-
-def config_error(
-    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """Run the gate from the project's directory (so paths show as written) and return stderr."""
-    monkeypatch.chdir(project.root)
-    capsys.readouterr()
-    code = run_cli("gate", "-c", "release.yaml")
-    assert code == ExitCode.USAGE
-    return capsys.readouterr().err
 
 
 TOLERANCE_RULE = "  - {id: close, criterion: within_tolerance, min: 0.5}"

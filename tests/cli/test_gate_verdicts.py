@@ -9,13 +9,7 @@ from pathlib import Path
 import pytest
 
 from oloproof.errors import ExitCode
-from tests.conftest import Project, labelled_cases
-
-
-def report(project: Project, *extra: str) -> tuple[int, dict]:
-    out = project.root / "report.json"
-    code = project.cli("gate", "--json", str(out), *extra)
-    return code, json.loads(out.read_text())
+from tests.conftest import Project, labelled_cases, report
 
 
 def test_pass_when_lower_bound_clears_min(project: Project) -> None:
