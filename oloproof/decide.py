@@ -101,69 +101,76 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
         if effective_n >= 1 else None
     )
+    codes: tuple[str, ...]
     if interval is None:
-        verdict = Verdict.MANUAL_REVIEW
+        verdict, codes = Verdict.MANUAL_REVIEW, tuple(reasons)
         sentence = f"{rule.criterion}: {details['no_method']}; review by hand."
     else:
-        verdict, sentence = _verdict(rule, interval, policy, reasons, n=n, missing=missing, passes=passes,
-                                     kind=outcome.kind, resolution=resolution)
+        verdict, codes, sentence = _verdict(rule, interval, policy, reasons, n=n, missing=missing, passes=passes,
+                                            kind=outcome.kind, resolution=resolution)
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
         rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
-        reasons=tuple(reasons), sentence=sentence, interval=interval, n=n, passes=passes, missing=missing,
+        reasons=codes, sentence=sentence, interval=interval, n=n, passes=passes, missing=missing,
         resolution=resolution, source=rule.source, line=rule.line, details=dict(details),
     )
 
 
+def side_of(kind: str, threshold: float, interval: Interval) -> Literal["clears", "misses", "straddles"]:
+    """Where an interval lies against a ``min`` (or ``max``) threshold: the decision rule itself."""
+    if kind == "min":
+        return "clears" if interval.low >= threshold else "misses" if interval.high < threshold else "straddles"
+    return "clears" if interval.high <= threshold else "misses" if interval.low > threshold else "straddles"
+
+
 def _verdict(
-    rule: Rule, interval: Interval, policy: Policy, reasons: list[str], *, n: int, missing: int, passes: float,
+    rule: Rule, interval: Interval, policy: Policy, given: list[str], *, n: int, missing: int, passes: float,
     kind: str, resolution: float | None,
-) -> tuple[Verdict, str]:
+) -> tuple[Verdict, tuple[str, ...], str]:
+    """The verdict, its reason codes (``given`` plus the decision's own) and its sentence."""
     from oloproof.stats.binomial import min_cases_to_pass, min_cases_to_pass_max
+
+    reasons = list(given)
 
     answered = n - missing
     count = f"{int(passes)}/{answered}" if kind == "binary" else f"mean of {answered} scores"
     head = f"{rule.criterion} is {fmt(interval.estimate)} ({count}"
     head += f", {missing} missing)" if missing else ")"
     head += f", {interval_text(interval)}"
-    threshold = rule.threshold
-    if rule.kind == "min":
-        clears, misses = interval.low >= threshold, interval.high < threshold
-        bound_word, other_word = "lower", "upper"
-        clear_value, miss_value = interval.low, interval.high
-        relation = "min"
-    else:
-        clears, misses = interval.high <= threshold, interval.low > threshold
-        bound_word, other_word = "upper", "lower"
-        clear_value, miss_value = interval.high, interval.low
-        relation = "max"
+    threshold, relation = rule.threshold, rule.kind
+    bound_word, other_word = ("lower", "upper") if rule.kind == "min" else ("upper", "lower")
+    clear_value, miss_value = (interval.low, interval.high) if rule.kind == "min" else (interval.high, interval.low)
     invalid = [code for code in reasons if code in INVALIDATING]
     if invalid:
-        return Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."
+        return Verdict.INSUFFICIENT_EVIDENCE, tuple(reasons), (
+            f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."
+        )
     if interval.approximate and not policy.allow_approximate_methods:
-        reasons.append("approximate_method")
         why = (
             "the test set declares groups, so only an approximate (clustered) interval exists"
             if interval.method.startswith("clustered") else f"the rule's method ({interval.method}) is approximate"
         )
-        return Verdict.MANUAL_REVIEW, f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."
+        return Verdict.MANUAL_REVIEW, (*reasons, "approximate_method"), (
+            f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."
+        )
     if "few_clusters" in reasons:
-        return Verdict.MANUAL_REVIEW, (
+        return Verdict.MANUAL_REVIEW, tuple(reasons), (
             f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by hand or add groups."
         )
-    if clears:
-        reasons.insert(0, "interval_clears_threshold")
-        return Verdict.PASS, f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."
-    if misses:
-        reasons.insert(0, "interval_misses_threshold")
-        return Verdict.FAIL, f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."
-    reasons.insert(0, "interval_straddles_threshold")
+    side = side_of(rule.kind, threshold, interval)
+    if side == "clears":
+        return Verdict.PASS, ("interval_clears_threshold", *reasons), (
+            f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."
+        )
+    if side == "misses":
+        return Verdict.FAIL, ("interval_misses_threshold", *reasons), (
+            f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."
+        )
     smallest = min_cases_to_pass if rule.kind == "min" else min_cases_to_pass_max
     needed = smallest(threshold, confidence=policy.confidence)
     if n < needed:
-        reasons.append("set_too_small")
-        return Verdict.INSUFFICIENT_EVIDENCE, (
+        return Verdict.INSUFFICIENT_EVIDENCE, ("interval_straddles_threshold", *reasons, "set_too_small"), (
             f"{head} contains {relation} {threshold:g}; this set can never clear {relation} {threshold:g}: "
             f"even a perfect result needs at least {needed} cases, it has {n}."
         )
@@ -171,7 +178,9 @@ def _verdict(
         f"this set resolves only distances of {resolution:.3f} or more from the threshold (80% power); add cases to settle it."
         if resolution is not None and math.isfinite(resolution) else "add cases to settle it."
     )
-    return Verdict.INSUFFICIENT_EVIDENCE, f"{head} contains {relation} {threshold:g}: {advice}"
+    return Verdict.INSUFFICIENT_EVIDENCE, ("interval_straddles_threshold", *reasons), (
+        f"{head} contains {relation} {threshold:g}: {advice}"
+    )
 
 
 def decide_regression(
@@ -214,6 +223,8 @@ def decide_regression(
         estimate=min(max(point, low.low), high.high), low=low.low, high=high.high, level=policy.confidence,
         method=low.method, approximate=low.approximate,
     )
+    # Discordance ψ as observed (floored so an all-agreeing pair still gets a finite resolution);
+    # 0.117 is the gap chapter's 14 of 120 (STATISTICS.md §7) when there are no cases at all.
     psi = max(low_table.discordant / low_table.n, 0.01) if low_table.n else 0.117
     resolution = paired_mdd(low_table.n, psi=psi, confidence=policy.confidence) if low_table.n else None
     reasons: list[str] = []

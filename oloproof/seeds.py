@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import CheckReport, GateCheck, GateContext
-from oloproof.decide import INVALIDATING
+from oloproof.decide import INVALIDATING, side_of
 from oloproof.errors import StoreError, UsageError
 from oloproof.policy import RULE
 from oloproof.schema import Document, MapOf, Obj, Prop, Scalar, validate_text
@@ -233,13 +233,11 @@ def _verdict(
     if not policy.allow_approximate_methods:
         return result(Verdict.MANUAL_REVIEW, [*reasons, "approximate_method"],
                       f"{head}; the seeds interval is approximate: set allow_approximate_methods: true to let it decide.")
-    low, high, threshold = recipe.interval.low, recipe.interval.high, rule.threshold
-    clears = low >= threshold if rule.kind == "min" else high <= threshold
-    misses = high < threshold if rule.kind == "min" else low > threshold
-    relation = rule.kind
-    if clears:
+    threshold, relation = rule.threshold, rule.kind
+    side = side_of(rule.kind, threshold, recipe.interval)
+    if side == "clears":
         return result(Verdict.PASS, ["interval_clears_threshold", *reasons], f"{head}: it clears {relation} {threshold:g}.")
-    if misses:
+    if side == "misses":
         return result(Verdict.FAIL, ["interval_misses_threshold", *reasons], f"{head}: it misses {relation} {threshold:g}.")
     return result(Verdict.INSUFFICIENT_EVIDENCE, ["interval_straddles_threshold", *reasons],
                   f"{head} contains {relation} {threshold:g}: more seeds narrow it (seed noise does not shrink with more cases).")

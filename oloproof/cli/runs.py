@@ -24,15 +24,16 @@ def handle(args: argparse.Namespace) -> int:
     common.check_outputs(args.json)
     release = common.load(args)
     store = RunStore(release.base_dir)
-    records = [record for record in store.records() if record.kind == "system"]
-    if args.ref:
-        records = [store.resolve(args.ref)]
-    all_ids = [record.run_id for record in store.records() if record.kind == "system"]
+    from oloproof.runstore import resolve_ref
+
+    every = [record for record in store.records() if record.kind == "system"]
+    records = [resolve_ref(args.ref, every)] if args.ref else every
+    back_of = {record.run_id: len(every) - 1 - position for position, record in enumerate(every)}
     table = Table(header_style="bold")
     for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
         table.add_column(column)
     for record in records:
-        back = len(all_ids) - 1 - all_ids.index(record.run_id)
+        back = back_of[record.run_id]
         ref = "latest" if back == 0 else f"latest~{back}"
         table.add_row(ref, record.run_id, record.version, record.status, f"{record.n_outputs}/{record.n_cases}",
                       short_digest(record.testset_digest), record.started_at[:19].replace("T", " "))

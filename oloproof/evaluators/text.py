@@ -54,7 +54,8 @@ class TextMatch:
         fixed = self._compile(self.pattern, flags) if self.pattern is not None else None
         compiled: dict[str, Any] = {}
         deadline = time.monotonic() + self.budget_s
-        timeouts = 0
+        timeouts = 0  # matches over the per-match limit
+        budget_cut = 0  # cases not decided because the total budget ran out
         budget_spent = False
         for index, case in enumerate(cases):
             matcher = fixed
@@ -81,6 +82,7 @@ class TextMatch:
             remaining = deadline - time.monotonic()
             if budget_spent or remaining <= 0:
                 budget_spent = True
+                budget_cut += 1
                 values[index] = np.nan
                 notes[case.id] = "not evaluated: the evaluator's time budget was spent"
                 continue
@@ -91,6 +93,7 @@ class TextMatch:
                 values[index] = np.nan
                 if allowed < self.timeout_s:  # cut short by the total budget, not by the per-match limit
                     budget_spent = True
+                    budget_cut += 1
                     notes[case.id] = "not decided: the evaluator's time budget ran out during the match"
                 else:
                     timeouts += 1
@@ -101,7 +104,7 @@ class TextMatch:
         problems: list[str] = []
         if timeouts or budget_spent:
             reasons = ("regex_timeout",)
-            undecided = sum(1 for note in notes.values() if "timed out" in note or "budget" in note)
+            undecided = timeouts + budget_cut
             problems.append(
                 f"{self.where}: {undecided} case(s) could not be decided in time "
                 f"({timeouts} match(es) over {self.timeout_s:g} s, total budget {self.budget_s:g} s); "
