@@ -240,7 +240,16 @@ def _decide_regression(
         )
     evaluator = release.criteria()[rule.criterion]
     base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
-    return decide_regression(rule, now, base_outcome, release.policy, baseline_label=label)
+    result = decide_regression(rule, now, base_outcome, release.policy, baseline_label=label)
+    if baseline.checker != gated.checker:
+        # Drift in the measuring apparatus (SPEC §9): said, not silently compared across.
+        return replace(
+            result, details={**result.details, "checker_changed": True},
+            sentence=f"{result.sentence} Note: the baseline was recorded by oloproof {baseline.checker.get('version')} "
+            f"({baseline.checker.get('source_digest', '')[:19]}…), the gated run by {gated.checker.get('version')} "
+            f"({gated.checker.get('source_digest', '')[:19]}…): the checker changed in between.",
+        )
+    return result
 
 
 def limitations_for(release: Release) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import pytest
 
 from oloproof.errors import ExitCode
 from oloproof.runstore import RunStore
-from tests.conftest import Project, labelled_cases
+from tests.conftest import Project, labelled_cases, report
 
 
 def preds(project: Project, name: str, n: int, right: int) -> str:
@@ -75,3 +75,20 @@ def test_two_gates_at_once_run_the_system_once(project: Project) -> None:
     assert codes == [0, 0]
     assert len(RunStore(project.root).records()) == 1
     assert (project.root / ".oloproof" / ".gitignore").read_text().endswith(".locks/\n")
+
+
+def test_a_checker_change_between_baseline_and_today_is_reported(project: Project) -> None:
+    project.write(cases=labelled_cases(200, 200), rules="  - {id: no_regression, criterion: correct, baseline: 'version:old', max_drop: 0.05}")
+    assert project.cli("run", "--outputs", preds(project, "old", 200, 190), "--version", "old") == 0
+    assert project.cli("run", "--outputs", preds(project, "new", 200, 190), "--version", "new") == 0
+    # Simulate a baseline recorded by another oloproof: its stored identity differs.
+    store = RunStore(project.root)
+    meta = store.runs_dir / store.resolve("version:old").run_id / "run.json"
+    data = json.loads(meta.read_text())
+    data["checker"] = {"version": "0.0.9", "source_digest": "sha256:" + "0" * 64}
+    meta.write_text(json.dumps(data))
+    code, report_data = report(project, "--run", "version:new")
+    rule = report_data["rules"][0]
+    assert rule["details"]["checker_changed"] is True
+    assert "the checker changed in between" in rule["sentence"]
+    assert code == ExitCode.PASS
