@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -48,6 +48,24 @@ class Collected:
         if self.case_errors or self.run_errors:
             return "partial"
         return "ok"
+
+
+# What a system (or judge) must never see from the gate's own environment: the action's inputs
+# (the GitHub token among them) and the runner's file commands, through which it could set the
+# step's outputs, write the job summary, or change later steps' environment.
+_PRIVATE_PREFIXES = ("INPUT_", "ACTIONS_")
+_PRIVATE_NAMES = frozenset({
+    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE",
+})
+
+
+def system_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a system command runs with: the gate's, minus what is private to it."""
+    source = os.environ if environ is None else environ
+    return {
+        name: value for name, value in source.items()
+        if name not in _PRIVATE_NAMES and not name.upper().startswith(_PRIVATE_PREFIXES)
+    }
 
 
 def command_argv(command: str | Sequence[str]) -> list[str]:
@@ -155,7 +173,7 @@ def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> 
         try:
             proc = subprocess.Popen(
                 argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                start_new_session=True,
+                start_new_session=True, env=system_environment(),
             )
         except FileNotFoundError:
             raise CommandNotFound(f"command not found: '{argv[0]}'") from None

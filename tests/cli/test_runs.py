@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,27 @@ def test_no_half_written_run_directories_are_listed(project: Project) -> None:
     runs = project.root / ".oloproof" / "runs"
     (runs / ".20990101T000000Z-abcdef.tmp").mkdir()  # what an interrupted save leaves at worst
     assert len(RunStore(project.root).records()) == 1
+
+
+def test_the_system_never_sees_the_actions_token_or_file_commands(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = project.root / "spy.py"
+    spy.write_text(
+        "import json, os, sys\n"
+        "seen = {k: v for k, v in os.environ.items() if k.startswith(('INPUT_', 'GITHUB_', 'ACTIONS_'))}\n"
+        "open('env.json', 'w').write(json.dumps(seen))\n"
+        "for line in sys.stdin:\n"
+        "    case = json.loads(line)\n"
+        "    print(json.dumps({'id': case['id'], 'label': case['answer']}))\n"
+    )
+    project.write(cases=labelled_cases(3, 3))
+    text = (project.root / "release.yaml").read_text().splitlines()
+    text[2] = f"  command: {json.dumps([sys.executable, str(spy)])}"
+    (project.root / "release.yaml").write_text("\n".join(text) + "\n")
+    for name, value in {
+        "INPUT_GITHUB-TOKEN": "ghs_secret", "GITHUB_TOKEN": "ghs_secret", "GITHUB_OUTPUT": "/tmp/out", "GITHUB_STEP_SUMMARY": "/tmp/s",
+        "GITHUB_ENV": "/tmp/e", "GITHUB_PATH": "/tmp/p", "ACTIONS_RUNTIME_TOKEN": "x", "GITHUB_SHA": "abc123",
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert project.cli("run") == 0
+    seen = json.loads((project.root / "env.json").read_text())
+    assert seen == {"GITHUB_SHA": "abc123"}  # context a model may use, nothing it could abuse
