@@ -13,8 +13,9 @@ Matching, in one paragraph (docs/leakage.md has the full rules and examples):
   flat key ``"a.b.c"``, then the same for the shorter suffixes ``b.c`` and ``c``: the first
   one the row has wins. So ``features.income`` meets a CSV column ``income`` (or
   ``features.income``). A row that has none of them cannot match that case.
-- Values are normalised: strings lowercased, whitespace runs collapsed to one space and
-  trimmed; numbers compared by value (``3 == 3.0``), rounded to N decimals with ``--round``;
+- Values are normalised: strings NFKC-normalised, case-folded, format characters (Cf) dropped,
+  whitespace runs collapsed to one space and trimmed (``normalise_string``, one function for
+  every path; its version ``NORMALISATION`` is recorded); numbers compared by value (``3 == 3.0``), rounded to N decimals with ``--round``;
   booleans are not numbers. CSV cells carry no types, so there both sides are reduced to
   text and read the same way (``"3.0"`` is the number 3, ``"True"`` is true, empty is empty).
 
@@ -27,8 +28,11 @@ training formats; ``leakage_scan`` streams a file through (in one process or sev
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import re
+import sys
+import unicodedata
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -61,9 +65,29 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.ASCII)  # aft
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 
 
+NORMALISATION = "nfkc-casefold-cf-ws/1"  # recorded; a record made under another version is stale
+
+
+@functools.cache
+def _format_characters() -> dict[int, None]:
+    """Unicode format characters (category Cf: zero-width space, soft hyphen, BOM, …), to delete."""
+    return {code: None for code in range(sys.maxunicode + 1) if unicodedata.category(chr(code)) == "Cf"}
+
+
 def normalise_string(text: str) -> str:
-    """Lowercase, collapse every run of whitespace to one space, trim."""
-    return " ".join(text.lower().split())
+    """THE string normaliser (every path uses it): NFKC, case-folded, Unicode format characters
+    (Cf) dropped, every run of whitespace collapsed to one space, trimmed.
+
+    ASCII text (nearly all of it) takes the fast path: for ASCII, NFKC and Cf removal change
+    nothing and casefold is lower.
+    """
+    if text.isascii():
+        return " ".join(text.lower().split())
+    text = unicodedata.normalize("NFKC", text.translate(_format_characters()))
+    folded = text.casefold()
+    if folded != text:
+        folded = unicodedata.normalize("NFKC", folded)  # casefold can leave a string that is not NFKC
+    return " ".join(folded.split())
 
 
 def _number(value: float, digits: int | None) -> Hashable:
@@ -78,7 +102,7 @@ def normalise_value(value: Any, digits: int | None) -> Hashable:
     """
     kind = type(value)
     if kind is str:
-        return " ".join(value.lower().split())
+        return normalise_string(value)
     if kind is bool:
         return Token.TRUE if value else Token.FALSE
     if kind is int or kind is float:
@@ -121,7 +145,7 @@ def normalise_text(text: str, digits: int | None) -> Hashable:
     Read the way pandas would: a numeric literal is a number, ``true``/``false`` (any case)
     a boolean, anything else a normalised string. An empty cell is the empty string.
     """
-    norm = " ".join(text.lower().split())
+    norm = normalise_string(text)
     if not norm:
         return norm
     head = norm[0]
@@ -327,7 +351,10 @@ class MatchPlan:
                         continue
                     seen += 1
                     strings += isinstance(value, str)
-                    hits += self.passes(group, position, value)
+                    try:
+                        hits += self.passes(group, position, value)
+                    except RecursionError:  # nested too deeply: the scan reports the row, with its line
+                        continue
                 present[name] = max(present[name], seen)
                 pass_rate = (hits + 0.5) / (len(rows) + 1)
                 if self.domain == "text":  # a cell costs a float() when every case value is a number
@@ -348,7 +375,11 @@ def build_plan(testset: TestSet, *, fields: tuple[str, ...] | None, digits: int 
         chosen = select_fields(leaves, fields, case_id=case.id, path=testset.path, line=case.line)
         names = tuple(sorted(chosen))
         group = by_names.setdefault(names, KeyGroup(names=names, vectors=[]))
-        group.vectors.append((index, tuple(normalise_case_value(chosen[name], digits, domain) for name in names)))
+        try:
+            values = tuple(normalise_case_value(chosen[name], digits, domain) for name in names)
+        except RecursionError:
+            raise DataError(testset.path, case.line, f"case '{case.id}': a value is nested too deeply to compare") from None
+        group.vectors.append((index, values))
     groups = sorted(by_names.values(), key=lambda group: -len(group.vectors))
     for group in groups:
         group.build_sets(digits=digits)

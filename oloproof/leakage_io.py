@@ -17,7 +17,10 @@ import csv
 import gzip
 import io
 import lzma
+import os
 import re
+import stat
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
@@ -32,6 +35,9 @@ Format = Literal["jsonl", "csv", "parquet"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "parquet")
 BLOCK_BYTES = 4 << 20  # JSONL is read in blocks of this size and split into lines
 SAMPLE_ROWS = 1000  # rows read first to order the keys (and to catch keys no row has)
+CSV_FIELD_LIMIT = 1 << 20  # a CSV field's size cap: an unbalanced quote must not swallow the rest of the file
+# What a damaged or truncated file (or its decompressor) raises: a data error naming the file, never a crash.
+STREAM_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
 Progress = Callable[[int, int], None]  # (bytes read, rows scanned)
 
 _SUFFIXES: dict[str, Format] = {
@@ -61,6 +67,12 @@ def detect(path: str, *, format: str | None = None) -> TrainingSource:
         raise DataError(path, None, "training file not found")
     if file.is_dir():
         raise DataError(path, None, "is a directory, expected a training file (JSONL, CSV or Parquet)")
+    if not stat.S_ISREG(os.stat(file).st_mode):
+        # The check reads the file several times (format, sample, scan, digest): a pipe would
+        # give each pass a different part of it, and a record built from part of the file.
+        raise DataError(
+            path, None, "not a regular file (a pipe or device cannot be read the several times a check needs); save it to a file first",
+        )
     with open(file, "rb") as handle:
         head = handle.read(6)
     compression = next((name for magic, name in _MAGIC if head.startswith(magic)), None)

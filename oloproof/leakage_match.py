@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError
-from oloproof.leakage import BUCKET_LIMIT, MISSING, KeyGroup, MatchPlan, lookup_candidates, normalise_text
+from oloproof.leakage import BUCKET_LIMIT, MISSING, KeyGroup, MatchPlan, lookup_candidates, normalise_string, normalise_text
 
 MAX_MALFORMED_LINES = 20  # line numbers kept for the report (the count is always exact)
+TOO_DEEP = "a value is nested too deeply to compare"
 
 
 @dataclass(slots=True)
@@ -110,15 +111,54 @@ class Matcher:
         return True
 
     def check_rows(self, rows: Iterable[Any]) -> None:
+        """Check rows that have no line numbers (Parquet): a problem names the row, counted from 1."""
         check = self.check_row
         count = 0
         for row in rows:
-            check(row)
+            try:
+                check(row)
+            except RecursionError:
+                self.malformed(self.counts.rows + self.counts.malformed + count + 1, TOO_DEEP)
+                continue
             count += 1
         self.counts.rows += count
 
     def scan_json_lines(self, lines: list[bytes], first_line: int) -> None:
-        """Parse and check a block of JSONL lines; ``first_line`` is the number of ``lines[0]``."""
+        """Parse and check a block of JSONL lines; ``first_line`` is the number of ``lines[0]``.
+
+        A value nested too deeply to normalise (RecursionError) is a malformed row: the block is
+        then checked again row by row, on the general path, to find its line.
+        """
+        counts = self.counts
+        before = (counts.rows, counts.matched_rows, counts.malformed, len(counts.malformed_lines), counts.lines)
+        try:
+            self._scan_json_block(lines, first_line)
+        except RecursionError:
+            counts.rows, counts.matched_rows, counts.malformed, kept, counts.lines = before
+            del counts.malformed_lines[kept:]
+            self._scan_json_rows(lines, first_line)
+
+    def _scan_json_rows(self, lines: list[bytes], first_line: int) -> None:
+        """The slow path of ``scan_json_lines``: one row at a time, each in its own ``try``."""
+        bad = 0
+        for line, raw in enumerate(lines, start=first_line):
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                bad += self._bad_json(raw, exc, line)
+                continue
+            if type(row) is not dict:
+                bad += self._not_object(row, line)
+                continue
+            try:
+                self.check_row(row)
+            except RecursionError:
+                self.malformed(line, TOO_DEEP)
+                bad += 1
+        self.counts.rows += len(lines) - bad
+        self.counts.lines += len(lines)
+
+    def _scan_json_block(self, lines: list[bytes], first_line: int) -> None:
         fast = self._fast_path()
         if fast is not None:
             self._scan_fast(lines, first_line, *fast)
@@ -184,7 +224,7 @@ class Matcher:
                     elif normalise(value, digits) not in exact:
                         continue
             elif kind is str:
-                if " ".join(value.lower().split()) not in exact:
+                if normalise_string(value) not in exact:
                     continue
             elif normalise(value, digits) not in exact:
                 continue
@@ -215,17 +255,22 @@ class Matcher:
         search = _SURROGATE.search
         floor, scale, limit, digits = math.floor, self.scale, BUCKET_LIMIT, self.digits
         rows = 0
+        runaway: tuple[int, int] | None = None  # (first line, lines) of the first malformed row over several lines
         while True:
+            start = reader.line_num + 1  # where the next row begins (errors name it, not where it ended)
             try:
                 row = next(reader)
             except StopIteration:
                 break
             except csv.Error as exc:
-                self.malformed(reader.line_num, f"not valid CSV ({str(exc).split(':')[0]})")
+                problem = str(exc).split(":")[0]
+                if problem.startswith("field larger than field limit"):
+                    problem = f"a field longer than {field_limit_text()}"
+                runaway = self._bad_csv(reader, start, f"not valid CSV ({problem})", runaway)
                 continue
             if len(row) != width:
                 if row:  # an empty list is a blank line
-                    self.malformed(reader.line_num, f"has {len(row)} fields, the header has {width}")
+                    runaway = self._bad_csv(reader, start, f"has {len(row)} fields, the header has {width}", runaway)
                 continue
             if check_utf8 and search("".join(row)):
                 self.malformed(reader.line_num, "not valid UTF-8")
@@ -252,13 +297,30 @@ class Matcher:
                 elif number not in exact:
                     continue
             elif kind == "strings":  # every case value is a plain string: no number or boolean to read
-                if " ".join(cell.lower().split()) not in exact:
+                if normalise_string(cell) not in exact:
                     continue
             elif normalise_text(cell, digits) not in exact:
                 continue
             if check_group(group, getters, row, 1):
                 counts.matched_rows += 1
         counts.rows += rows
+        if runaway is not None:
+            # The physical lines do not add up to rows + malformed rows: the lines a malformed row
+            # ran over may have held rows, which were never checked. No result from part of a file.
+            line, span = runaway
+            raise DataError(
+                self.display, line,
+                f"a malformed row began here and ran over {span} lines (an unbalanced quote?); the {span - 1} lines after it "
+                "may hold rows that were not checked, so no result can be given: fix the file",
+            )
+
+    def _bad_csv(self, reader: Any, start: int, problem: str, runaway: tuple[int, int] | None) -> tuple[int, int] | None:
+        """A malformed CSV row that began on line ``start``; returns the first runaway row so far."""
+        span = reader.line_num - start + 1
+        if span > 1:
+            problem += f"; the row began on this line and ran over {span} lines (an unbalanced quote?)"
+        self.malformed(start, problem)
+        return runaway if runaway is not None or span <= 1 else (start, span)
 
     def _text_fast_path(
         self,
@@ -286,6 +348,11 @@ class Matcher:
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, decoded with surrogateescape
+
+
+def field_limit_text() -> str:
+    limit = csv.field_size_limit()
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit:,} characters"
 
 
 def _kind(value: Any) -> str:

@@ -20,16 +20,19 @@ import orjson
 
 from oloproof.checks import CheckReport
 from oloproof.errors import DataError, StoreError, UsageError
-from oloproof.leakage import NEAR_DUPLICATES, build_plan
+from oloproof.leakage import NEAR_DUPLICATES, NORMALISATION, build_plan
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from oloproof.config import Release
     from oloproof.leakage_io import Progress
     from oloproof.testset import TestSet
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
 EVIDENCE_DIR = Path(".oloproof") / "evidence" / "leakage"
+NORMALISATION_TEXT = "strings NFKC-normalised, case-folded, format characters dropped, whitespace collapsed; 3 == 3.0"
 SHOWN_IDS = 50  # leaked ids listed in terminal reports (all of them are in the JSON)
 
 
@@ -61,6 +64,7 @@ class LeakageResult:
     system_version: str = ""
     checker: dict[str, str] = field(default_factory=dict)
     created_at: str = ""
+    normalisation: str = NORMALISATION  # the version of the normaliser; "" in records made before it was recorded
 
     @property
     def clean(self) -> bool:
@@ -78,8 +82,9 @@ class LeakageResult:
             "testset": {"set": "dev", "path": self.testset_path, "digest": self.testset_digest, "n_cases": self.n_cases},
             "options": {
                 "fields": None if self.fields is None else list(self.fields), "round": self.digits,
-                "skip_malformed": self.skip_malformed, "normalisation": "strings lowercased, whitespace collapsed; 3 == 3.0",
+                "skip_malformed": self.skip_malformed, "normalisation": NORMALISATION_TEXT,
             },
+            "normalisation": self.normalisation,
             "compared_keys": list(self.compared),
             "key_sources": dict(self.key_sources),
             "training": {
@@ -122,6 +127,7 @@ class LeakageResult:
             leaked_ids=tuple(leaked), key_sources=dict(data.get("key_sources", {})), jobs=int(data.get("jobs", 1)),
             duration_s=float(data.get("duration_s", 0.0)), config_digest=str(data.get("config_digest", "")),
             system_version=str(data.get("system_version", "")), checker=dict(data["checker"]), created_at=str(data["created_at"]),
+            normalisation=str(data.get("normalisation") or ""),
         )
 
 
@@ -179,7 +185,7 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
     lines = [
         f"test set {result.testset_path}: {result.n_cases} cases, {_short(result.testset_digest)}",
         f"training data {result.training_name} ({result.training_format}{compression}, {result.training_size:,} bytes)",
-        f"compared: {result.options_text()}; strings lowercased, whitespace collapsed; 3 == 3.0",
+        f"compared: {result.options_text()}; {NORMALISATION_TEXT}",
         f"  {len(result.compared)} key(s): {', '.join(result.compared)}",
     ]
     if result.key_sources:
@@ -215,11 +221,12 @@ def record_path(root: Path, digest: str) -> Path:
 
 def write_record(root: Path, result: LeakageResult) -> Path:
     """Write (or replace) the record for the result's test-set digest, atomically."""
-    from oloproof.atomic import atomic_write_bytes, locked
+    from oloproof.atomic import atomic_write_bytes
+    from oloproof.runstore import RunStore
 
     path = record_path(root, result.testset_digest)
     payload = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-    with locked(root / EVIDENCE_DIR / ".lock"):
+    with RunStore(root).lock("leakage-evidence"):  # under .oloproof/.locks/, git-ignored: a lock is not evidence
         atomic_write_bytes(path, payload)
     return path
 
@@ -273,6 +280,8 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
         return CheckReport(name="leakage", title="leakage", status=status, data=base | data, source=release.path, line=line, **more)
 
     record = read_record(root, testset.digest)
+    if record is not None and record.normalisation != NORMALISATION:
+        return _outdated(record, report, required=required)
     if record is not None:
         data = _record_data(record, root)
         against = f"{record.rows_scanned:,} rows of {record.training_name} ({record.options_text()}), {record.created_at}"
@@ -318,6 +327,26 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
         )
     why = "leakage: optional in release.yaml" if release.leakage == "optional" else "release.yaml does not declare leakage"
     return report(f"not checked: nobody has recorded whether these test cases appear in the training data ({why})", {"status": "unchecked"})
+
+
+def _outdated(record: LeakageResult, report: Callable[..., CheckReport], *, required: bool) -> CheckReport:
+    """A record of this test set made with another string normalisation: stale, like an edit."""
+    data = {"status": "stale", "stale_record": {
+        "testset_digest": record.testset_digest, "created_at": record.created_at, "training": record.training_name,
+        "clean": record.clean, "normalisation": record.normalisation or None, "expected_normalisation": NORMALISATION,
+    }}
+    what = (
+        f"the recorded check ({record.created_at}, against {record.training_name}) compared strings with "
+        f"{'an older normalisation' if not record.normalisation else 'normalisation ' + record.normalisation}, "
+        f"not {NORMALISATION} (which also meets NFC/NFD, fullwidth, case-folded and zero-width variants)"
+    )
+    rerun = f"`oloproof leakage check --training {record.training_name} --record`"
+    if required:
+        return report(
+            "stale: the recorded check used another string normalisation", data,
+            verdict=Verdict.BLOCKED, reasons=("leakage_stale",), blocks=True, sentence=f"leakage: required, and {what}: run {rerun}.",
+        )
+    return report(f"not checked with the current normalisation: {what}", data)
 
 
 def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:

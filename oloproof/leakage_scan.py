@@ -12,8 +12,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import itertools
-import lzma
 import os
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +24,9 @@ from oloproof.errors import DataError
 from oloproof.leakage import MISSING, MatchPlan, json_getters, lookup_candidates, resolve
 from oloproof.leakage_io import (
     BLOCK_BYTES,
+    CSV_FIELD_LIMIT,
     SAMPLE_ROWS,
+    STREAM_ERRORS,
     Progress,
     TrainingSource,
     csv_columns,
@@ -44,6 +46,7 @@ from oloproof.leakage_io import (
 from oloproof.leakage_match import Matcher, ScanCounts
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this, starting workers costs more than it saves
+WORKER_EXIT_S = 5.0  # how long a worker that has sent its result is given to exit before it is terminated
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,7 +118,10 @@ def _run_jsonl(
     plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, jobs: int | None, parallel_min_bytes: int,
     started: Callable[[], None],
 ) -> tuple[ScanCounts, dict[str, str], int]:
-    sample = sample_jsonl(source, SAMPLE_ROWS)
+    try:
+        sample = sample_jsonl(source, SAMPLE_ROWS)
+    except STREAM_ERRORS as exc:
+        raise read_error(source, exc) from None
     _order(plan, sample, json_getters(plan), source.display, sampled=True)
     sources = _json_key_sources(plan, sample)
     workers = _workers(jobs)
@@ -129,15 +135,16 @@ def _run_jsonl(
     with raw, stream:
         try:
             scan_jsonl(matcher, stream, raw, progress)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
     return matcher.counts, sources, 1
 
 
 def _run_csv(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
-    # A training text may well exceed the csv module's default 128 KiB field limit (a global:
-    # restored afterwards).
-    previous = csv.field_size_limit(2**31 - 1)
+    # A training text may exceed the csv module's default 128 KiB field limit, but a field is
+    # capped (1 MiB): an unbalanced quote would otherwise swallow the rest of the file into one
+    # field (a global: restored afterwards).
+    previous = csv.field_size_limit(CSV_FIELD_LIMIT)
     try:
         return _run_csv_unlimited(plan, source, skip, progress)
     finally:
@@ -150,7 +157,7 @@ def _run_csv_unlimited(plan: MatchPlan, source: TrainingSource, skip: bool, prog
         try:
             reader, header = csv_reader(source, stream)
             sample = csv_sample(reader, len(header), SAMPLE_ROWS) if header else []
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
     if not header:
         return ScanCounts(), {}
@@ -166,7 +173,7 @@ def _run_csv_unlimited(plan: MatchPlan, source: TrainingSource, skip: bool, prog
         except UnicodeDecodeError:
             line = first_bad_utf8_line(source)
             raise DataError(source.display, line, "not valid UTF-8 (training row; pass --skip-malformed to skip and count such rows)") from None
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
     return matcher.counts, csv_columns(plan, header)
 
@@ -195,13 +202,18 @@ def _run_parquet(plan: MatchPlan, source: TrainingSource, skip: bool, progress: 
 # --------------------------------------------------------------------------- worker processes
 
 
-def _workers(jobs: int | None) -> int:
-    if jobs is not None:
-        return max(1, jobs)
+def usable_cpus() -> int:
     try:
-        available = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
-        available = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def _workers(jobs: int | None) -> int:
+    """--jobs, clamped to the CPUs this process may use (more workers than CPUs only contend)."""
+    available = usable_cpus()
+    if jobs is not None:
+        return max(1, min(jobs, available))
     return max(1, min(available, 4))
 
 
@@ -253,6 +265,10 @@ def _scan_range(plan: MatchPlan, path: str, display: str, skip: bool, start: int
 
 
 def _worker_main(connection: Any, *args: Any) -> None:
+    # A forked worker inherits the CLI's handlers (SIGTERM raises Terminated): back to the
+    # defaults, so a worker ended by terminate() or Ctrl-C dies quietly, without a traceback.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         result = _scan_range(*args)
     except KeyboardInterrupt:
@@ -285,6 +301,7 @@ def _run_parallel(
     shared = context.Array("q", 2 * len(ranges), lock=False)
     processes: list[Any] = []
     pending: dict[Connection, int] = {}
+    finished = False
     try:
         for slot, (start, end) in enumerate(ranges):
             receiver, sender = context.Pipe(duplex=False)
@@ -316,10 +333,13 @@ def _run_parallel(
                 results[slot] = payload
             if progress is not None:
                 progress(sum(shared[0::2]), sum(shared[1::2]))
+        finished = True
     finally:
         for process in processes:
+            if finished:
+                process.join(WORKER_EXIT_S)  # every result is in: let the worker exit on its own
             if process.is_alive():
-                process.terminate()
+                process.terminate()  # an error or Ctrl-C: do not wait for the rest of its range
             process.join()
     total = ScanCounts()
     lines_before = 0

@@ -228,7 +228,10 @@ def test_split_ranges_start_after_newlines(tmp_path: Path) -> None:
         assert end == start and data[start - 1 : start] == b"\n"
 
 
-def test_workers_find_what_one_process_finds(tmp_path: Path) -> None:
+def test_workers_find_what_one_process_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import oloproof.leakage_scan
+
+    monkeypatch.setattr(oloproof.leakage_scan, "usable_cpus", lambda: 8)  # three ranges even on a small machine
     cases, rows = _many_rows(tmp_path, 3000)
     testset = load_testset(cases)
     results = []

@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = actions.add_parser(
         "check", help="compare every test case with every training row (exact match after normalisation)",
         description="Compare each case's input with every row of the training file, by exact match after strings are "
-        "lowercased and whitespace collapsed (numbers rounded with --round). The training file is streamed and never "
-        "stored, copied or printed. Exit 0 when no case is found, 4 when some are (their evidence is invalid), "
+        "NFKC-normalised, case-folded, stripped of format characters and whitespace-collapsed "
+        "(numbers rounded with --round). The training file is streamed and never stored, copied or printed. "
+        "Exit 0 when no case is found, 4 when some are (their evidence is invalid), "
         "2 for a bad file or option. Near-duplicates are not checked.",
     )
     # SUPPRESS: the action's parser must not overwrite a -c given before the action with its default.
