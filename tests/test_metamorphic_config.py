@@ -107,6 +107,23 @@ def test_config_errors_are_pinned(project: Project, capsys: pytest.CaptureFixtur
     assert error_of(project, BASE.replace(old, new), capsys) == message
 
 
+@pytest.mark.parametrize(
+    "perturb",
+    ["kind: numeric_noise, scale: {income: 1.0}", "kind: occlusion, size: 0.2", "kind: typos, rate: 0.1"],
+)
+def test_every_seed_is_at_most_2_to_the_63_minus_1(project: Project, capsys: pytest.CaptureFixture[str], perturb: str) -> None:
+    # A larger seed used to reach orjson (params digest) and exit 70 with "Integer exceeds 64-bit range".
+    release = BASE.replace("kind: numeric_noise, scale: {income: 1.0}, seed: 7", f"{perturb}, seed: 99999999999999999999999")
+    assert error_of(project, release, capsys, "metamorphic", "show") == (
+        "release.yaml:13: metamorphic.transforms[0].perturb.seed: expected a number in [0, 9.22337e+18], got 1e+23"
+    )
+    largest = BASE.replace("kind: numeric_noise, scale: {income: 1.0}, seed: 7", f"{perturb}, seed: {2**63 - 1}")
+    (project.root / "release.yaml").write_text(largest, encoding="utf-8")
+    from oloproof.config import load_release
+
+    assert load_release(str(project.root / "release.yaml")).metamorphic is not None  # the largest seed is accepted
+
+
 def test_a_relation_without_any_transforms_says_where_to_declare_them(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     release = BASE.split("metamorphic:")[0] + "policy:" + BASE.split("policy:")[1]
     assert error_of(project, release, capsys) == (
@@ -120,14 +137,33 @@ def test_a_value_the_transform_cannot_take_is_a_data_error_at_its_line(project: 
     )
 
 
-def test_a_declared_labels_file_that_is_missing_is_an_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_declared_labels_file_that_is_missing_is_not_an_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    # SPEC §5: missing labels mean transform_unlabelled, not a broken configuration.
     release = BASE.replace("kind: numeric_noise, scale: {income: 1.0}, seed: 7}", "kind: case, to: upper}\n      labels: labels/up.jsonl")
     release = release.replace("field: features", "field: text")
     write_cases(project.root / "data" / "test.jsonl", [{"id": "c0", "text": "good", "expected": {"label": 1}}])
-    assert error_of(project, release, capsys, "metamorphic", "show") == (
-        "release.yaml:14: metamorphic.transforms[0].labels: labels file not found: labels/up.jsonl "
-        "(write it with `oloproof metamorphic label noise`)"
-    )
+    (project.root / "release.yaml").write_text(release, encoding="utf-8")
+    assert main(["metamorphic", "show"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 changed, 0 not applicable; unlabelled" in out
+    assert "labels/up.jsonl does not exist yet: make it with `oloproof metamorphic label noise`" in out
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        ("labels", "release.yaml:14: metamorphic.transforms[0].labels: labels is not a file"),
+        ('"labels/up\\0.jsonl"', "release.yaml:14: metamorphic.transforms[0].labels: 'labels/up\\x00.jsonl': a path must not contain a NUL byte"),
+    ],
+)
+def test_a_labels_path_that_cannot_be_a_labels_file_is_pinned(
+    project: Project, capsys: pytest.CaptureFixture[str], labels: str, message: str,
+) -> None:
+    release = BASE.replace("kind: numeric_noise, scale: {income: 1.0}, seed: 7}", f"kind: case, to: upper}}\n      labels: {labels}")
+    release = release.replace("field: features", "field: text")
+    write_cases(project.root / "data" / "test.jsonl", [{"id": "c0", "text": "good", "expected": {"label": 1}}])
+    (project.root / "labels").mkdir()
+    assert error_of(project, release, capsys, "metamorphic", "show") == message
 
 
 @pytest.mark.parametrize(

@@ -26,12 +26,12 @@ class Gate:
     def write(
         self, cases: list[dict[str, Any]], *, field: str, perturb: str, rule: str | None = None, system: Path = SYSTEM,
         relation: str = "relation: same_label, field: label", labels: list[dict[str, Any]] | None = None, extra: str = "",
+        bind: bool = True,
     ) -> Gate:
+        """``bind``: give each label without a ``digest`` the digest of its current pair, as the
+        labelling page would (False: write the labels as given, e.g. hand-written ones)."""
         write_cases(self.root / "data" / "test.jsonl", cases)
-        labels_line = ""
-        if labels is not None:
-            write_cases(self.root / "labels" / "t.jsonl", labels)
-            labels_line = "      labels: labels/t.jsonl\n"
+        labels_line = "      labels: labels/t.jsonl\n" if labels is not None else ""
         rules = "    - {id: accurate, criterion: correct, min: 0.01}\n" + (f"    - {rule}\n" if rule else "")
         (self.root / "release.yaml").write_text(
             f"system:\n  version: v1\n  command: {json.dumps([sys.executable, str(system)])}\n  timeout_s: 30\n"
@@ -42,7 +42,34 @@ class Gate:
             f"policy:\n  rules:\n{rules}",
             encoding="utf-8",
         )
+        if labels is not None:
+            digests = self.digests() if bind else {}
+            write_cases(self.root / "labels" / "t.jsonl", [
+                {**label, "digest": digests[label["id"]]} if "digest" not in label and label["id"] in digests else label
+                for label in labels
+            ])
         return self
+
+    def digests(self) -> dict[str, str]:
+        """Each changed case's digest of the pair a labeller would see now."""
+        from oloproof.config import load_release
+        from oloproof.gate import load_dev_testset
+        from oloproof.metamorphic.variants import transformed_cases
+
+        release = load_release(self.root / "release.yaml")
+        return transformed_cases(release, load_dev_testset(release), "t").pair_digests
+
+    def labels(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in (self.root / "labels" / "t.jsonl").read_text().splitlines()]
+
+    def error(self, capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+        """Run a command that must fail with a usage error (exit 2); its one-line message."""
+        capsys.readouterr()
+        code = main([*argv, "-c", "release.yaml"])
+        err = capsys.readouterr().err
+        assert code == ExitCode.USAGE, err
+        assert "Traceback" not in err and "internal error" not in err and err.startswith("oloproof: error: "), err
+        return err.removeprefix("oloproof: error: ").strip()
 
     def gate(self, *argv: str) -> tuple[int, dict[str, Any]]:
         out = self.root / "report.json"
@@ -175,6 +202,164 @@ def test_no_labels_file_is_unlabelled(project: Gate) -> None:
     assert code == ExitCode.INSUFFICIENT_EVIDENCE
     assert meta(report)["status"] == "unlabelled" and meta(report)["labels"]["unlabelled"] == 5
     assert "`oloproof metamorphic label t`" in rule(report)["sentence"]
+
+
+def test_labels_without_a_digest_are_not_bound_to_what_anyone_saw(project: Gate) -> None:
+    # Hand-written labels, all "preserved", for `case: upper` ...
+    labels = [{"id": f"t{i:03d}", "preserved": True} for i in range(100)]
+    project.write(texts(100), field="text", perturb="{kind: case, to: upper}", labels=labels, bind=False,
+                  rule="{id: stable, criterion: flips_under_t, max: 0.05}")
+    code, report = project.gate()
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE, rule(report)
+    assert rule(report)["reasons"][-1] == "transform_unlabelled"
+    info = meta(report)["labels"]
+    assert (meta(report)["status"], info["preserved"], info["unlabelled"], info["unbound"]) == ("unlabelled", 0, 100, 100)
+    assert any("100 of 100 changed case(s) have no human label, 100 of them labelled without a digest" in p for p in report["problems"])
+    assert "oloproof metamorphic stamp t" in " ".join(report["problems"])
+    # ... used to let the rule PASS after the transform was changed to something nobody looked at.
+    project.write(texts(100), field="text", perturb="{kind: word_swap, mapping: {film: movie}}", labels=labels, bind=False,
+                  rule="{id: stable, criterion: flips_under_t, max: 0.05}")
+    code, report = project.gate()
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and meta(report)["flips"] == 0
+    assert rule(report)["verdict"] == "INSUFFICIENT_EVIDENCE" and "transform_unlabelled" in rule(report)["reasons"]
+
+
+def test_stamp_binds_hand_written_labels_only_when_confirmed_and_logs_each(
+    project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(project.root)
+    labels = [{"id": f"t{i:03d}", "preserved": i != 2, "note": "checked by hand"} for i in range(4)]
+    labels.append({"id": "gone", "preserved": True})
+    project.write([*texts(4), {"id": "plain", "text": "a fine film", "expected": {"label": 0}}], field="text",
+                  perturb="{kind: word_swap, mapping: {film: movie}}", labels=labels, bind=False)
+    before = (project.root / "labels" / "t.jsonl").read_bytes()
+    message = project.error(capsys, "metamorphic", "stamp", "t")
+    assert message.startswith("stamping binds 4 label(s) in labels/t.jsonl to the pairs transform 't' makes now")
+    assert "--confirm" in message and (project.root / "labels" / "t.jsonl").read_bytes() == before  # nothing written
+
+    assert main(["metamorphic", "stamp", "t", "-c", "release.yaml", "--confirm"]) == 0
+    out = capsys.readouterr().out
+    assert "stamped t000: preserved (had no digest)" in out and "stamped t002: changed meaning (had no digest)" in out
+    assert "stamped 4 label(s) in labels/t.jsonl" in out and "1 label(s) for cases the transform does not change: left as they were" in out
+    digests = project.digests()
+    stamped = project.labels()
+    assert stamped[:4] == [{**label, "digest": digests[label["id"]]} for label in labels[:4]]  # notes kept, order kept
+    assert stamped[4] == {"id": "gone", "preserved": True}
+    code, report = project.gate()
+    assert code == ExitCode.PASS and "transform_changes_meaning" in report["criteria"]["flips_under_t"]["reasons"]  # no rule reads it
+    assert meta(report)["status"] == "changes_meaning" and meta(report)["labels"]["changed_meaning_ids"] == ["t002"]
+
+    # The transform changes: the stamped labels are stale, and a second stamp says so, case by case.
+    project.write([*texts(4)], field="text", perturb="{kind: case, to: upper}", labels=stamped, bind=False)
+    assert meta(project.gate()[1])["labels"]["stale"] == 4
+    assert main(["metamorphic", "stamp", "t", "-c", "release.yaml", "--labels", "labels/t.jsonl", "--confirm"]) == 0
+    assert "stamped t001: preserved (was labelled on another change: stale)" in capsys.readouterr().out
+    assert main(["metamorphic", "stamp", "t", "-c", "release.yaml", "--confirm"]) == 0
+    assert "nothing to stamp: every label of a changed case in labels/t.jsonl is bound to its current pair" in capsys.readouterr().out
+
+
+def test_a_declared_labels_file_that_does_not_exist_yet_leaves_every_case_unlabelled(
+    project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(project.root)
+    project.write(texts(6), field="text", perturb="{kind: case, to: upper}", extra="      labels: labels/t.jsonl\n",
+                  rule="{id: stable, criterion: flips_under_t, max: 0.05}")
+    assert not (project.root / "labels").exists()
+    code, report = project.gate()
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert rule(report)["reasons"][-1] == "transform_unlabelled" and meta(report)["status"] == "unlabelled"
+    assert meta(report)["labels"]["unlabelled"] == 6 and meta(report)["labels"]["file_exists"] is False
+    said = "labels/t.jsonl does not exist yet: make it with `oloproof metamorphic label t`"
+    assert any(said in problem for problem in report["problems"])
+    assert said in rule(report)["sentence"]
+    assert main(["metamorphic", "show", "-c", "release.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "6 changed, 0 not applicable; unlabelled" in out and said in " ".join(out.split())
+
+
+# --------------------------------------------------------------------------- bad input: exit 2 with file:line
+
+
+def test_an_image_path_with_a_nul_byte_names_the_case_line(project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project.root)
+    cases = scratches(project.root, 3)
+    cases[1]["image"] = "images/s1.png\u0000.txt"
+    project.write(cases, field="image", perturb="{kind: blur, radius: 2}")
+    for argv in (["gate"], ["metamorphic", "show"], ["metamorphic", "label", "t"]):
+        assert project.error(capsys, *argv) == (
+            "data/test.jsonl:2: case 's1': image: an image path must not contain a NUL byte: 'images/s1.png\\x00.txt' (transform 't')"
+        )
+
+
+def test_a_decompression_bomb_names_the_case_line(project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project.root)
+    cases = scratches(project.root, 3)
+    Image.new("L", (64, 64), 200).save(project.root / "images" / "s2.png")  # 4096 pixels, over twice the limit below
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1500)
+    project.write(cases, field="image", perturb="{kind: occlusion, size: 0.2}")
+    message = project.error(capsys, "gate")
+    assert message.startswith("data/test.jsonl:3: case 's2': image: cannot read image images/s2.png: too large to decode safely (")
+    assert message.endswith(" (transform 't')")
+
+
+@pytest.mark.parametrize("where", ["../outside/secret.png", "ABSOLUTE", "images/link.png"])
+def test_an_image_outside_the_project_is_never_read(
+    project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str,
+) -> None:
+    root = project.root / "project"
+    root.mkdir()
+    project = Gate(root)
+    monkeypatch.chdir(root)
+    outside = root.parent / "outside"
+    outside.mkdir()
+    Image.new("L", (16, 16), 100).save(outside / "secret.png")  # the scratches are 32 x 32
+    cases = scratches(root, 3)
+    (root / "images" / "link.png").symlink_to(outside / "secret.png")
+    cases[1]["image"] = str(outside / "secret.png") if where == "ABSOLUTE" else where
+    project.write(cases, field="image", perturb="{kind: brightness, factor: 1.5}")
+    for argv in (["gate"], ["metamorphic", "label", "t"], ["metamorphic", "cases", "t", "-o", "copies.jsonl"]):
+        message = project.error(capsys, *argv)
+        assert message.startswith(f"data/test.jsonl:2: case 's1': image: image path {cases[1]['image']} leaves the project: it resolves to ")
+        assert f"outside {root} (the directory of release.yaml)" in message
+    copied = list((root / ".oloproof" / "metamorphic").rglob("*.png")) if (root / ".oloproof" / "metamorphic").exists() else []
+    assert copied and all(Image.open(path).size == (32, 32) for path in copied)  # the secret was never copied in
+    assert not (root / "t-labels.html").exists() and not (root / "copies.jsonl").exists()
+
+
+def test_a_symlinked_output_directory_is_refused(project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project.root)
+    elsewhere = project.root.parent / f"{project.root.name}-elsewhere"
+    elsewhere.mkdir()
+    (project.root / ".oloproof" / "metamorphic").mkdir(parents=True)
+    (project.root / ".oloproof" / "metamorphic" / "t").symlink_to(elsewhere, target_is_directory=True)
+    project.write(scratches(project.root, 3), field="image", perturb="{kind: blur, radius: 2}")
+    message = project.error(capsys, "gate")
+    assert message.startswith("refusing to write transformed images of 't' to ") and str(elsewhere) in message
+    assert ".oloproof/metamorphic/t/" in message and "outside .oloproof/" in message
+    assert list(elsewhere.iterdir()) == []
+    # A symlinked .oloproof/ as a whole (the store on another disk) is the store: allowed.
+    (project.root / ".oloproof" / "metamorphic" / "t").unlink()
+    store = project.root.parent / f"{project.root.name}-store"
+    (project.root / ".oloproof").rename(store)
+    (project.root / ".oloproof").symlink_to(store, target_is_directory=True)
+    assert project.gate()[0] == ExitCode.PASS
+    assert len(list((store / "metamorphic" / "t").glob("*/*.png"))) == 3 and list(elsewhere.iterdir()) == []
+
+
+def test_a_labels_path_outside_the_project_is_a_config_error(
+    project: Gate, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = project.root / "project"
+    root.mkdir()
+    project = Gate(root)
+    monkeypatch.chdir(root)
+    (root.parent / "outside.jsonl").write_text('{"id": "t000", "preserved": true}\n')
+    project.write(texts(3), field="text", perturb="{kind: case, to: upper}", extra="      labels: ../outside.jsonl\n")
+    for argv in (["gate"], ["metamorphic", "show"], ["metamorphic", "label", "t"], ["metamorphic", "stamp", "t", "--confirm"]):
+        assert project.error(capsys, *argv) == (
+            f"release.yaml:15: metamorphic.transforms[0].labels: ../outside.jsonl leaves the project: it resolves to "
+            f"{root.parent / 'outside.jsonl'}, outside {root} (the directory of release.yaml); keep the labels file under that directory"
+        )
 
 
 # --------------------------------------------------------------------------- applicability and missing outputs

@@ -79,13 +79,46 @@ def test_images_are_embedded_as_data_uris(tmp_path: Path) -> None:
     assert "images/a.png" not in html
 
 
-def test_existing_labels_are_filled_in(tmp_path: Path) -> None:
-    write_cases(tmp_path / "labels" / "t.jsonl", [{"id": "plain", "preserved": True}, {"id": "third", "preserved": False}])
-    _, page = render(tmp_path, text_cases(), field="text", perturb="{kind: word_swap, mapping: {good: fine}}")
+def current_digests(config: str) -> dict[str, str]:
+    release = load_release(config)
+    return transformed_cases(release, load_dev_testset(release), "t").pair_digests
+
+
+def with_old_labels(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
+    """A page over labels of three kinds: current (plain), without a digest (third), stale (hostile)."""
+    config = project(root, text_cases(), field="text", perturb="{kind: word_swap, mapping: {good: fine}}")
+    digests = current_digests(config)
+    write_cases(root / "labels" / "t.jsonl", [
+        {"id": "plain", "preserved": True, "digest": digests["plain"]},
+        {"id": "third", "preserved": False},
+        {"id": "hostile<script>x</script>", "preserved": True, "digest": "sha256:" + "0" * 64},
+    ])
+    page = root / "labels.html"
+    capsys.readouterr()
+    assert main(["metamorphic", "label", "t", "-c", config, "-o", str(page)]) == 0
+    return config, page
+
+
+def test_only_current_labels_are_filled_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, page = with_old_labels(tmp_path, capsys)
+    assert capsys.readouterr().out.startswith(
+        f"wrote {page}: 3 changed case(s) to label (1 already labelled in labels/t.jsonl; 2 labelled without a digest or on "
+        "a different change, shown again as needing a look)"
+    )
     html = page.read_text()
     assert re.search(r'data-id="plain" data-digest="sha256:[0-9a-f]{64}" data-label="yes"', html)
-    assert re.search(r'data-id="third" data-digest="sha256:[0-9a-f]{64}" data-label="no"', html)
+    assert re.search(r'data-id="third" data-digest="sha256:[0-9a-f]{64}" data-label=""', html)
+    assert re.search(r'data-id="hostile&lt;script&gt;x&lt;/script&gt;" data-digest="sha256:[0-9a-f]{64}" data-label=""', html)
+    assert "needs a look: labelled changed meaning without a digest" in html
+    assert "needs a look: labelled preserved on a different change" in html
+    assert "2 case(s) need a look" in html
     assert '"file":"t.jsonl"' in html  # the export is named after the declared labels file
+
+
+def test_a_declared_labels_file_that_does_not_exist_yet_gets_a_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, page = render(tmp_path, text_cases(), field="text", perturb="{kind: word_swap, mapping: {good: fine}}")
+    assert "(labels/t.jsonl does not exist yet: save the exported file there)" in capsys.readouterr().out
+    assert 'data-label="yes"' not in page.read_text() and "save the file as <code>labels/t.jsonl</code>" in page.read_text()
 
 
 @pytest.fixture
@@ -143,3 +176,19 @@ def test_labelling_in_chromium_exports_a_labels_file_the_gate_reads(tmp_path: Pa
     details = json.loads(report.read_text())["criteria"]["flips_under_t"]["details"]["metamorphic"]
     assert details["status"] == "changes_meaning"
     assert details["labels"]["changed_meaning_ids"] == ["hostile<script>x</script>"]
+
+
+def test_exporting_never_rebinds_a_label_nobody_looked_at_again(tmp_path: Path, browser: Browser, capsys: pytest.CaptureFixture[str]) -> None:
+    config, page = with_old_labels(tmp_path, capsys)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.allow_downloads(downloads)
+    browser.open(page)
+    assert browser.js("document.getElementById('progress').textContent") == "1 / 3 labelled (1 preserved, 0 changed meaning)"
+    assert browser.js("document.activeElement.dataset.id") == "hostile<script>x</script>"  # the first case needing a look
+    assert browser.js("getComputedStyle(document.querySelector('section.case:nth-of-type(2) .look')).display") != "none"
+    browser.key("e")
+    while browser.wait_event("Browser.downloadProgress")["params"]["state"] != "completed":
+        pass
+    exported = [json.loads(line) for line in (downloads / "t.jsonl").read_text().splitlines()]
+    assert exported == [{"id": "plain", "preserved": True, "digest": current_digests(config)["plain"]}]

@@ -158,6 +158,16 @@ def test_case_whitespace_and_word_swap() -> None:
         build("word_swap", mapping={"a": "a"})
 
 
+def test_word_swap_ignoring_case_finds_the_replacement_by_the_matched_word() -> None:
+    # Python's IGNORECASE matches "İT" to "it", but "İ".casefold() is "i̇" (two code points): the
+    # replacement is looked up by which declared word matched, never by folding the text found.
+    swap = build("word_swap", mapping={"it": "that"}, ignore_case=True)
+    assert changed(swap.apply("İT is good", case_id="a", env=ENV)) == "THAT is good"
+    assert changed(swap.apply("İt is it", case_id="a", env=ENV)) == "That is that"
+    both = build("word_swap", mapping={"is": "was", "straße": "road", "K": "kelvin"}, ignore_case=True)
+    assert changed(both.apply("İS the STRASSE ſtraße? \u212a", case_id="a", env=ENV)) == "WAS the STRASSE road? Kelvin"
+
+
 # --------------------------------------------------------------------------- per-case seeding
 
 CASES = st.lists(

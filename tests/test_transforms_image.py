@@ -111,3 +111,33 @@ def test_unreadable_images_are_value_problems(tmp_path: Path, env: ApplyEnv) -> 
         blur.apply("text.png", case_id="a", env=env)
     with pytest.raises(ValueProblem, match="must be a path to an image file, got int"):
         blur.apply(3, case_id="a", env=env)
+
+
+def test_a_path_with_a_nul_byte_is_a_value_problem(tmp_path: Path, env: ApplyEnv) -> None:
+    with pytest.raises(ValueProblem, match=r"an image path must not contain a NUL byte"):
+        build("blur", radius=1.0).apply("images/a\x00.png", case_id="a", env=env)
+
+
+def test_an_image_too_large_to_decode_safely_is_a_value_problem(tmp_path: Path, env: ApplyEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = scratch(tmp_path)  # 40 x 30 = 1200 pixels, more than twice the limit below
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 500)
+    with pytest.raises(ValueProblem, match=r"cannot read image scratch\.png: .*too large.*decompression bomb"):
+        build("blur", radius=1.0).apply(name, case_id="a", env=env)
+
+
+def test_image_paths_must_stay_under_the_directory_of_release_yaml(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    secret = scratch(outside, "secret.png")
+    scratch(project, "inside.png")
+    (project / "link.png").symlink_to(outside / secret)
+    (project / "linked").symlink_to(outside, target_is_directory=True)
+    env = ApplyEnv(base_dir=project, out_dir=project / ".oloproof/metamorphic/t/abc", out_rel=".oloproof/metamorphic/t/abc")
+    blur = build("blur", radius=1.0)
+    for value in ("../outside/secret.png", str(outside / secret), "link.png", "linked/secret.png", "sub/../../outside/secret.png"):
+        with pytest.raises(ValueProblem, match=r"leaves the project: it resolves to .*secret\.png, outside .*project \(the directory of release\.yaml\)"):
+            blur.apply(value, case_id="a", env=env)
+    assert not (project / ".oloproof").exists()  # nothing was read, transformed or copied in
+    assert isinstance(blur.apply(str(project / "inside.png"), case_id="a", env=env), Changed)  # an absolute path inside is fine
+    assert isinstance(blur.apply("./sub/../inside.png", case_id="a", env=env), Changed)

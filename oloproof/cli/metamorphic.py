@@ -3,7 +3,8 @@
 - ``show``: each transform, how many cases it changes, and its label status;
 - ``label NAME``: write the offline labelling page for one image or text transform;
 - ``cases NAME``: write the transformed cases (what the system receives) as JSONL;
-- ``import NAME``: record outputs on those cases produced elsewhere as the transform's run.
+- ``import NAME``: record outputs on those cases produced elsewhere as the transform's run;
+- ``stamp NAME --confirm``: bind hand-written labels to the pairs the transform makes now.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from oloproof.cli import common
 if TYPE_CHECKING:
     from oloproof.config import Release
     from oloproof.metamorphic.apply import TransformedSet
+    from oloproof.metamorphic.spec import TransformSpec
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,6 +56,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imported.add_argument("--version", dest="run_version", metavar="NAME", required=True, help="system version that produced them")
     imported.set_defaults(handler=handle_import)
 
+    stamp = actions.add_parser(
+        "stamp", help="bind hand-written labels to the transformed inputs as they are now (after a person judged them)",
+        description="A label counts only when it carries the digest of the original/transformed pair the person saw; the "
+        "labelling page writes it. For labels made another way, stamp writes the digest of each changed case's current "
+        "pair into its label (in place), listing every label it binds. Run it only after a person judged these pairs: "
+        "without --confirm it lists what it would bind and writes nothing.",
+    )
+    stamp.add_argument("transform", metavar="TRANSFORM", help="name of an image or text transform")
+    common.add_config(stamp)
+    stamp.add_argument("--labels", metavar="FILE", help="labels file to stamp in place (default: the transform's declared labels: file)")
+    stamp.add_argument(
+        "--confirm", action="store_true",
+        help="state that a person judged every label to be stamped on the transformed input as it is now",
+    )
+    stamp.set_defaults(handler=handle_stamp)
+
 
 def _variant(args: argparse.Namespace) -> tuple[Release, TransformedSet]:
     from oloproof.gate import load_dev_testset
@@ -63,29 +81,106 @@ def _variant(args: argparse.Namespace) -> tuple[Release, TransformedSet]:
     return release, transformed_cases(release, load_dev_testset(release), args.transform)
 
 
-def handle_label(args: argparse.Namespace) -> int:
+def _validated(spec: TransformSpec, doing: str) -> None:
     from oloproof.errors import UsageError
-    from oloproof.metamorphic.labels import load_labels
-    from oloproof.metamorphic.page import render_page
 
-    release, variant = _variant(args)
-    spec = variant.spec
     if not spec.validated:
         raise UsageError(
             f"'{spec.name}' is a {spec.kind} transform: declared, not validated — a person cannot judge whether it keeps "
-            "a row's meaning, so there is nothing to label (image and text transforms can be labelled)"
+            f"a row's meaning, so there is nothing to {doing} (image and text transforms can be labelled)"
         )
-    labels = None
-    if spec.labels is not None and release.resolve(spec.labels).is_file():
-        labels = load_labels(release.resolve(spec.labels), shown=spec.labels)
+
+
+def handle_label(args: argparse.Namespace) -> int:
+    from oloproof.metamorphic.labels import is_current
+    from oloproof.metamorphic.page import render_page
+    from oloproof.metamorphic.variants import read_labels
+
+    release, variant = _variant(args)
+    spec = variant.spec
+    _validated(spec, "label")
+    labels = read_labels(release, spec)[1] if spec.labels is not None else None
     output = args.output or f"{spec.name}-labels.html"
     common.write_file(output, render_page(variant, labels, labels_path=spec.labels))
-    done = sum(1 for case_id in variant.applicable if labels and case_id in labels)
+    done = again = 0
+    for case_id in variant.applicable:
+        label = (labels or {}).get(case_id)
+        if label is not None:
+            current = is_current(label, variant.pair_digests[case_id])
+            done += current
+            again += not current
+    notes = []
+    if labels is not None:
+        notes.append(f"{done} already labelled in {spec.labels}")
+        if again:
+            notes.append(
+                f"{again} labelled without a digest or on a different change, shown again as needing a look"
+            )
+    elif spec.labels is not None:
+        notes.append(f"{spec.labels} does not exist yet: save the exported file there")
     print(
         f"wrote {output}: {len(variant.applicable)} changed case(s) to label"
-        + (f" ({done} already labelled in {spec.labels})" if labels else "")
+        + (f" ({'; '.join(notes)})" if notes else "")
         + f", {len(variant.not_applicable)} not applicable. Open it in a browser, label with y/n, export with e."
     )
+    return 0
+
+
+def handle_stamp(args: argparse.Namespace) -> int:
+    """Bind labels made without the page to the pairs the transform makes now, listing each."""
+    from pathlib import Path
+
+    from oloproof.atomic import atomic_write_bytes
+    from oloproof.errors import UsageError
+    from oloproof.jsonl import dumps_line, iter_objects
+    from oloproof.metamorphic.labels import is_current, load_labels
+    from oloproof.metamorphic.variants import labels_file
+
+    release, variant = _variant(args)
+    spec = variant.spec
+    _validated(spec, "stamp")
+    if args.labels is not None:
+        file, shown = Path(args.labels), args.labels
+    elif spec.labels is not None:
+        file, shown = labels_file(release, spec), spec.labels
+    else:
+        raise UsageError(f"transform '{spec.name}' declares no labels: file; pass the file to stamp with --labels FILE")
+    if not file.is_file():
+        raise UsageError(f"{shown}: labels file not found (write it with `oloproof metamorphic label {spec.name}`)")
+    labels = load_labels(file, shown=shown)
+    todo = {
+        case_id: ("had no digest" if label.digest is None else "was labelled on another change: stale")
+        for case_id, label in labels.items()
+        if case_id in variant.pair_digests and not is_current(label, variant.pair_digests[case_id])
+    }
+    unused = sum(1 for case_id in labels if case_id not in variant.pair_digests)
+    if not todo:
+        print(f"nothing to stamp: every label of a changed case in {shown} is bound to its current pair")
+        return 0
+    if not args.confirm:
+        ids = ", ".join(list(todo)[:10]) + (", …" if len(todo) > 10 else "")
+        raise UsageError(
+            f"stamping binds {len(todo)} label(s) in {shown} to the pairs transform '{spec.name}' makes now ({ids}): do it only "
+            f"if a person judged each of these cases on its current transformed input (`oloproof metamorphic cases "
+            f"{spec.name}` writes them), then run again with --confirm. Nothing was written"
+        )
+    lines: list[bytes] = []
+    for _, obj in iter_objects(file, display=shown):
+        if obj["id"] in todo:
+            obj = {**obj, "digest": variant.pair_digests[obj["id"]]}
+        lines.append(dumps_line(obj))
+    atomic_write_bytes(file, b"".join(lines))
+    for case_id, why in todo.items():
+        print(f"stamped {case_id}: {'preserved' if labels[case_id].preserved else 'changed meaning'} ({why})")
+    print(
+        f"stamped {len(todo)} label(s) in {shown}: bound to the current pairs of transform '{spec.name}' "
+        f"({spec.kind}: {spec.transform.describe()}), on the word of whoever ran this with --confirm"
+    )
+    if unused:
+        print(f"{unused} label(s) for cases the transform does not change: left as they were")
+    unlabelled = sum(1 for case_id in variant.applicable if case_id not in labels)
+    if unlabelled:
+        print(f"{unlabelled} changed case(s) have no label in {shown}")
     return 0
 
 
@@ -113,7 +208,8 @@ def handle_show(args: argparse.Namespace) -> int:
         if spec.validated:
             extra = (
                 f"; labels: {len(status.preserved)} preserved, {len(status.changed_meaning)} changed meaning, "
-                f"{len(status.unlabelled)} unlabelled" + (f" ({len(status.stale)} stale)" if status.stale else "")
+                f"{len(status.unlabelled)} unlabelled"
+                + "".join(f" ({len(ids)} {what})" for ids, what in ((status.stale, "stale"), (status.unbound, "without a digest")) if ids)
             )
         from rich.text import Text
 
@@ -122,6 +218,10 @@ def handle_show(args: argparse.Namespace) -> int:
             f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
             f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; {status.state}{extra}",
         ), highlight=False)
+        if status.file is not None and not status.file_exists:
+            from oloproof.evaluators.metamorphic import missing_file_sentence
+
+            console.print(Text(f"  {missing_file_sentence(status.file, spec.name)}."), highlight=False)
     if args.json:
         common.write_json(args.json, {"schema": "oloproof.metamorphic-show/1", "transforms": rows})
     return 0

@@ -146,13 +146,31 @@ class MetamorphicRelation:
                 "does not measure robustness and the rule does not decide: declare a milder change (transform_changes_meaning)."
             )
         if labels.unlabelled:
-            stale = f", {len(labels.stale)} of them labelled on a different change (stale)" if labels.stale else ""
+            count = f"{name}: {len(labels.unlabelled)} of {len(cases.applicable)} changed case(s) have no human label"
+            if labels.file is not None and not labels.file_exists:
+                problems.append(f"{count}: {missing_file_sentence(labels.file, spec.name)} (transform_unlabelled).")
+                return problems
+            why = ""
+            if labels.stale:
+                why += f", {len(labels.stale)} of them labelled on a different change (stale)"
+            if labels.unbound:
+                why += (
+                    f", {len(labels.unbound)} of them labelled without a digest (not bound to what the person saw; if a "
+                    f"person judged the current pairs, `oloproof metamorphic stamp {spec.name} --confirm` binds them)"
+                )
             where = f"add them to {labels.file}" if labels.file else f"declare the exported file as labels: of transform '{spec.name}'"
             problems.append(
-                f"{name}: {len(labels.unlabelled)} of {len(cases.applicable)} changed case(s) have no human label{stale}: "
-                f"label them with `oloproof metamorphic label {spec.name}` and {where} (transform_unlabelled)."
+                f"{count}{why}: label them with `oloproof metamorphic label {spec.name}` and {where} (transform_unlabelled)."
             )
         return problems
+
+
+def missing_file_sentence(file: str, transform: str) -> str:
+    """What to do when the declared labels file does not exist yet."""
+    return (
+        f"{file} does not exist yet: make it with `oloproof metamorphic label {transform}` (a page to label each changed "
+        f"case in a browser) and save the exported file as {file}"
+    )
 
 
 def _build(values: dict[str, Any], where: Where) -> MetamorphicRelation:
@@ -210,5 +228,8 @@ def rule_note(outcome: CriterionOutcome) -> str:
         ids = ", ".join(labels.get("changed_meaning_ids", [])[:5]) + (", …" if count > 5 else "")
         notes.append(f"People labelled {count} changed case(s) as changing meaning ({ids}).")
     if "transform_unlabelled" in outcome.reasons:
-        notes.append(f"{labels.get('unlabelled')} changed case(s) have no human label: `oloproof metamorphic label {name}`.")
+        if labels.get("file_exists") is False:
+            notes.append(f"{labels.get('unlabelled')} changed case(s) have no human label: {missing_file_sentence(labels['file'], name)}.")
+        else:
+            notes.append(f"{labels.get('unlabelled')} changed case(s) have no human label: `oloproof metamorphic label {name}`.")
     return " ".join(notes)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from oloproof.errors import DataError
+from oloproof.errors import DataError, UsageError
 from oloproof.jsonl import dumps_line
 from oloproof.metamorphic.spec import TransformSpec
 from oloproof.runstore import STORE_DIR
@@ -45,8 +45,22 @@ class TransformedSet:
 
 
 def output_env(spec: TransformSpec, base_dir: Path) -> ApplyEnv:
+    """Where the transform writes its files: ``.oloproof/metamorphic/<name>/<digest>/``. For a
+    transform that writes (images), that directory must resolve under ``.oloproof/`` (itself
+    possibly a symlink: the store on another disk): a symlink inside the store pointing
+    elsewhere would make the gate write outside it, so it is refused (exit 2)."""
     relative = f"{STORE_DIR}/{OUT_DIR}/{spec.name}/{spec.digest}"
-    return ApplyEnv(base_dir=base_dir, out_dir=base_dir / relative, out_rel=relative)
+    env = ApplyEnv(base_dir=base_dir, out_dir=base_dir / relative, out_rel=relative)
+    if spec.family == "image":
+        store = (base_dir / STORE_DIR).resolve()
+        target = env.out_dir.resolve()
+        if not target.is_relative_to(store):
+            raise UsageError(
+                f"refusing to write transformed images of '{spec.name}' to {target}: {relative}/ resolves outside "
+                f".oloproof/ ({store}); a symlink under .oloproof/{OUT_DIR}/ points elsewhere: remove it "
+                "(the directory is rebuilt on the next run)"
+            )
+    return env
 
 
 def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> TransformedSet:
@@ -65,6 +79,8 @@ def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> 
             continue
         try:
             outcome = spec.transform.apply(value, case_id=case.id, env=env)
+            if not isinstance(outcome, Unchanged) and spec.validated:
+                digests[case.id] = pair_digest(spec, value, outcome.value, base_dir)
         except ValueProblem as exc:
             raise DataError(testset.path, case.line, f"case '{case.id}': {spec.field}: {exc} (transform '{spec.name}')") from None
         if isinstance(outcome, Unchanged):
@@ -74,8 +90,6 @@ def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> 
         cases.append(case._replace(inputs=inputs))
         originals[case.id] = value
         transformed[case.id] = outcome.value
-        if spec.validated:
-            digests[case.id] = pair_digest(spec, value, outcome.value, base_dir)
         obj: dict[str, Any] = {"id": case.id, **inputs, "expected": case.expected}
         if case.group is not None:
             obj["group"] = case.group

@@ -1,9 +1,11 @@
 """Human labels for image and text transforms: did the change keep each case's meaning?
 
-A labels file is JSONL, one ``{"id": ..., "preserved": true|false}`` per changed case, with an
-optional ``digest`` (written by the labelling page) of the original/transformed pair the person
-saw and an optional free-text ``note``. A label whose digest no longer matches the pair (the
-transform or the input changed since) is **stale** and counts as no label.
+A labels file is JSONL, one ``{"id": ..., "preserved": true|false, "digest": ...}`` per changed
+case, with an optional free-text ``note``. The ``digest`` (written by the labelling page, or by
+``oloproof metamorphic stamp --confirm``) binds the label to the original/transformed pair the
+person saw. A label without one is **unbound** and a label whose digest no longer matches the
+pair (the transform or the input changed since) is **stale**: both count as no label, so a
+label can never vouch for a change nobody looked at.
 
 The states (SPEC §5): a declared (tabular) transform never decides (``transform_declared``);
 every changed case labelled preserved -> ``validated``, the rule decides; any case labelled
@@ -61,9 +63,11 @@ class LabelStatus:
     file: str | None  # the labels path as declared, or None
     preserved: tuple[str, ...] = ()
     changed_meaning: tuple[str, ...] = ()  # labelled preserved: false
-    unlabelled: tuple[str, ...] = ()  # changed cases with no current label (stale ones included)
+    unlabelled: tuple[str, ...] = ()  # changed cases with no current label (stale and unbound ones included)
     stale: tuple[str, ...] = ()  # labelled, but on another original/transformed pair
+    unbound: tuple[str, ...] = ()  # labelled without a digest: not bound to any pair a person saw
     unused: int = 0  # labels for cases the transform did not change (or not in the test set)
+    file_exists: bool = True  # False: the declared labels file does not exist yet (every changed case unlabelled)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -81,11 +85,20 @@ class LabelStatus:
             "file": self.file, "preserved": len(self.preserved),
             "changed_meaning": len(self.changed_meaning), "changed_meaning_ids": list(self.changed_meaning[:limit]),
             "unlabelled": len(self.unlabelled), "unlabelled_ids": list(self.unlabelled[:limit]),
-            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]), "unused": self.unused,
+            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]),
+            "unbound": len(self.unbound), "unbound_ids": list(self.unbound[:limit]), "unused": self.unused,
+            "file_exists": None if self.file is None else self.file_exists,
         }
 
 
-def label_status(variant: TransformedSet, labels: dict[str, Label] | None, *, file: str | None) -> LabelStatus:
+def is_current(label: Label | None, digest: str) -> bool:
+    """A label vouches for a pair only when it was made (or stamped) on exactly that pair."""
+    return label is not None and label.digest == digest
+
+
+def label_status(
+    variant: TransformedSet, labels: dict[str, Label] | None, *, file: str | None, file_exists: bool = True,
+) -> LabelStatus:
     """Compare the labels with the changed cases of ``variant``."""
     if not variant.spec.validated:
         return LabelStatus(state="declared", file=None)
@@ -94,12 +107,14 @@ def label_status(variant: TransformedSet, labels: dict[str, Label] | None, *, fi
     changed: list[str] = []
     unlabelled: list[str] = []
     stale: list[str] = []
+    unbound: list[str] = []
     for case_id in variant.applicable:
         label = labels.get(case_id)
-        if label is not None and label.digest is not None and label.digest != variant.pair_digests[case_id]:
-            stale.append(case_id)
-            label = None
         if label is None:
+            unlabelled.append(case_id)
+            continue
+        if not is_current(label, variant.pair_digests[case_id]):
+            (unbound if label.digest is None else stale).append(case_id)
             unlabelled.append(case_id)
         elif label.preserved:
             preserved.append(case_id)
@@ -109,5 +124,6 @@ def label_status(variant: TransformedSet, labels: dict[str, Label] | None, *, fi
     state: State = "changes_meaning" if changed else ("unlabelled" if unlabelled else "validated")
     return LabelStatus(
         state=state, file=file, preserved=tuple(preserved), changed_meaning=tuple(changed), unlabelled=tuple(unlabelled),
-        stale=tuple(stale), unused=sum(1 for case_id in labels if case_id not in applicable),
+        stale=tuple(stale), unbound=tuple(unbound), unused=sum(1 for case_id in labels if case_id not in applicable),
+        file_exists=file_exists,
     )

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from oloproof.metamorphic.apply import TransformedSet
-from oloproof.metamorphic.labels import Label
+from oloproof.metamorphic.labels import Label, is_current
 from oloproof.testset import Case
 
 DIFF_LIMIT = 20_000  # characters; longer texts are shown without marks (difflib is quadratic)
@@ -80,22 +80,31 @@ def _value_html(variant: TransformedSet, case_id: str, *, side: str) -> str:
 
 
 def render_page(variant: TransformedSet, labels: dict[str, Label] | None = None, *, labels_path: str | None = None) -> str:
-    """The page for ``variant``'s changed cases; current labels (``labels``) are filled in."""
+    """The page for ``variant``'s changed cases. Only current labels (``labels`` whose digest is
+    that of the pair shown) are filled in; a label without a digest or made on another pair is
+    not: the case is shown unlabelled, marked as needing a look, so exporting never re-binds a
+    label to a pair nobody judged."""
     spec = variant.spec
     labels = labels or {}
     cases: dict[str, Case] = {case.id: case for case in variant.source.cases}
     cards: list[str] = []
+    looks = 0
     for number, case_id in enumerate(variant.applicable, start=1):
         label = labels.get(case_id)
         digest = variant.pair_digests.get(case_id, "")
-        state = ""
-        if label is not None and (label.digest is None or label.digest == digest):
+        state = look = ""
+        if label is not None and is_current(label, digest):
             state = "yes" if label.preserved else "no"
+        elif label is not None:
+            looks += 1
+            was = "preserved" if label.preserved else "changed meaning"
+            why = "without a digest" if label.digest is None else "on a different change"
+            look = f'<span class="look">needs a look: labelled {was} {why}</span>'
         expected = orjson.dumps(cases[case_id].expected).decode()
         cards.append(
             f'<section class="case" tabindex="-1" data-id="{_e(case_id)}" data-digest="{_e(digest)}" data-label="{state}">'
             f'<header><span class="n">{number}</span> <code class="id">{_e(case_id)}</code>'
-            f' <span class="expected">expected <code>{_e(expected)}</code></span>'
+            f' <span class="expected">expected <code>{_e(expected)}</code></span>{look}'
             f'<span class="state"></span></header>'
             f'<div class="pair"><figure><figcaption>original</figcaption>{_value_html(variant, case_id, side="before")}</figure>'
             f'<figure><figcaption>transformed</figcaption>{_value_html(variant, case_id, side="after")}</figure></div>'
@@ -113,6 +122,10 @@ def render_page(variant: TransformedSet, labels: dict[str, Label] | None = None,
         title=_e(f"oloproof labels: {spec.name}"), name=_e(spec.name), kind=_e(spec.kind), field=_e(spec.field),
         description=_e(spec.transform.describe()), n=len(cards), na=len(variant.not_applicable), cards="\n".join(cards),
         empty=empty, config=config, target=target, css=_CSS, script=_SCRIPT, csp=CSP,
+        look="" if not looks else (
+            f' <strong>{looks} case(s) need a look</strong>: labelled before without a digest or on a different change, '
+            "so not filled in; label them again."
+        ),
     )
 
 
@@ -137,6 +150,7 @@ button{font:inherit;padding:.35em .9em;border-radius:4px;border:1px solid #888;b
 .case[data-label=yes] button.yes{background:#1a6d2f;color:#fff}.case[data-label=no] button.no{background:#a12222;color:#fff}
 kbd{font:.8em ui-monospace,monospace;border:1px solid #aaa;border-radius:3px;padding:0 .3em;background:#f3f3f3;color:#222}
 .keys{font-size:.85em;color:#555}.empty{font-size:1.1em}
+.look{color:#8a5a00;font-size:.9em}.case[data-label=yes] .look,.case[data-label=no] .look{display:none}
 """
 
 _SCRIPT = r"""
@@ -240,7 +254,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <p class="intro"><strong>{kind}</strong> on input <code>{field}</code>: {description}. {n} case(s) changed
 ({na} not applicable, not shown). For each case: would a careful person still give the transformed input the same
 answer as the original? <em>Preserved</em> if yes; <em>changed meaning</em> if the change could make a different
-answer correct. Then export the labels and {target}.</p>
+answer correct. Then export the labels and {target}.{look}</p>
 {empty}
 {cards}
 </main>

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.metamorphic.apply import TransformedSet, transform_testset
-from oloproof.metamorphic.labels import LabelStatus, label_status, load_labels
+from oloproof.metamorphic.labels import Label, LabelStatus, label_status, load_labels
 from oloproof.metamorphic.spec import TransformSpec
 
 if TYPE_CHECKING:
@@ -65,22 +66,53 @@ def transformed_cases(release: Release, testset: TestSet, name: str) -> Transfor
     return transform_testset(spec, testset, release.base_dir)
 
 
-def labels_of(release: Release, variant: TransformedSet) -> LabelStatus:
+def labels_file(release: Release, spec: TransformSpec) -> Path:
+    """The declared ``labels:`` file, resolved; it must stay under the directory of release.yaml
+    (a config error names the line and key otherwise). It need not exist yet."""
+    from oloproof.errors import ConfigError
+
+    assert spec.labels is not None
+    key_path = f"{spec.key_path}.labels"
+
+    def error(message: str) -> ConfigError:
+        return ConfigError(release.path, release.document.line(key_path), key_path, message)
+
+    if "\x00" in spec.labels:
+        raise error(f"{spec.labels!r}: a path must not contain a NUL byte")
+    root = release.base_dir.resolve()
+    try:
+        file = (root / spec.labels).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise error(f"cannot resolve {spec.labels}: {exc}") from None
+    if not file.is_relative_to(root):
+        raise error(
+            f"{spec.labels} leaves the project: it resolves to {file}, outside {root} (the directory of release.yaml); "
+            "keep the labels file under that directory"
+        )
+    if file.exists() and not file.is_file():
+        raise error(f"{spec.labels} is not a file")
+    return file
+
+
+def read_labels(release: Release, spec: TransformSpec) -> tuple[Path, dict[str, Label] | None]:
+    """The declared labels file and its labels; None when it does not exist yet."""
+    file = labels_file(release, spec)
+    if not file.is_file():
+        return file, None
     from oloproof.config import display_path
 
+    assert spec.labels is not None
+    return file, load_labels(file, shown=display_path(release.base_dir / spec.labels))
+
+
+def labels_of(release: Release, variant: TransformedSet) -> LabelStatus:
+    """The label status of ``variant``. A declared labels file that does not exist yet leaves
+    every changed case unlabelled (SPEC §5: missing labels are transform_unlabelled)."""
     spec = variant.spec
     if spec.labels is None or not spec.validated:
         return label_status(variant, None, file=None)
-    file = release.resolve(spec.labels)
-    shown = display_path(file)
-    if not file.is_file():
-        from oloproof.errors import ConfigError
-
-        raise ConfigError(
-            release.path, release.document.line(f"{spec.key_path}.labels"), f"{spec.key_path}.labels",
-            f"labels file not found: {spec.labels} (write it with `oloproof metamorphic label {spec.name}`)",
-        )
-    return label_status(variant, load_labels(file, shown=shown), file=spec.labels)
+    _, labels = read_labels(release, spec)
+    return label_status(variant, labels, file=spec.labels, file_exists=labels is not None)
 
 
 class VariantProvider:

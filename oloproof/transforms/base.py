@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 Family = Literal["tabular", "image", "text"]
 
+# The largest seed a transform accepts (a signed 64-bit integer): larger ones could not be written
+# in run records and digests (orjson), nor reproduced by most other tools.
+SEED_MAX = 2**63 - 1
+
 
 @dataclass(frozen=True, slots=True)
 class Changed:

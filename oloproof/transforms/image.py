@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.schema import Obj, Prop, Scalar
 from oloproof.transforms.base import (
+    SEED_MAX,
     ApplyEnv,
     Changed,
     Family,
@@ -39,12 +40,29 @@ GREY = 128  # imgaug Cutout's fill; the middle of the 8-bit range
 
 
 def resolve_image(value: Any, base_dir: Path) -> Path:
-    """The file an image input names (relative paths are relative to release.yaml)."""
+    """The file an image input names, resolved (symlinks followed). Relative paths are relative
+    to release.yaml; the file must be under its directory, so a test set cannot make the tool
+    read, copy into .oloproof/ or embed in a labelling page a file from elsewhere. Files under
+    .oloproof/ (transformed images) count as the project's even when the store is a symlink."""
     if not isinstance(value, str) or not value.strip():
         kind = "null" if value is None else type(value).__name__
         raise ValueProblem(f"an image input must be a path to an image file, got {kind}")
-    path = Path(value)
-    return path if path.is_absolute() else base_dir / path
+    if "\x00" in value:
+        raise ValueProblem(f"an image path must not contain a NUL byte: {value!r}")
+    from oloproof.runstore import STORE_DIR
+
+    root = base_dir.resolve()
+    try:
+        path = (root / value).resolve()  # an absolute value replaces root
+        store = (root / STORE_DIR).resolve()  # the store may be a symlink (another disk): it is the project's too
+    except (OSError, RuntimeError) as exc:  # a symlink loop, an unreadable directory
+        raise ValueProblem(f"cannot resolve image path {value}: {exc}") from None
+    if not (path.is_relative_to(root) or path.is_relative_to(store)):
+        raise ValueProblem(
+            f"image path {value} leaves the project: it resolves to {path}, outside {root} (the directory of "
+            "release.yaml); keep images under that directory (a symlink out of it counts as outside)"
+        )
+    return path
 
 
 def load_image(value: Any, base_dir: Path) -> PILImage.Image:
@@ -58,7 +76,9 @@ def load_image(value: Any, base_dir: Path) -> PILImage.Image:
             image = handle.copy()
     except FileNotFoundError:
         raise ValueProblem(f"image file not found: {value}") from None
-    except (UnidentifiedImageError, OSError) as exc:
+    except Image.DecompressionBombError as exc:
+        raise ValueProblem(f"cannot read image {value}: too large to decode safely ({exc})") from None
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise ValueProblem(f"cannot read image {value}: {exc}") from None
     if image.mode in ("L", "RGB", "RGBA"):
         return image
@@ -263,7 +283,8 @@ OCCLUSION = TransformKind(
         {
             "size": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), required=True,
                          doc="Side of the square patch as a fraction of the image's shorter side (imgaug Cutout: about 0.2)."),
-            "seed": Prop(Scalar("int", minimum=0), default=0, doc="Seed; each case's patch position comes from it and the case id."),
+            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0,
+                         doc="Seed; each case's patch position comes from it and the case id."),
             "fill": Prop(Scalar("int", minimum=0, maximum=255), default=GREY, doc="Grey level of the patch (default 128)."),
         },
         doc="Cover a square of the image with a grey patch at a seeded position.",

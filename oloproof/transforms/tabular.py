@@ -14,6 +14,7 @@ from typing import Any
 from oloproof.schema import AnyOf, MapOf, Obj, Prop, Scalar
 from oloproof.transforms.base import (
     ABSENT,
+    SEED_MAX,
     ApplyEnv,
     Changed,
     Family,
@@ -111,7 +112,7 @@ NUMERIC_NOISE = TransformKind(
                 doc="Standard deviation of the Gaussian noise, in each number's own units: one number when the field "
                 "is a number, or a mapping from keys under the field (dotted paths allowed) to their scales.",
             ),
-            "seed": Prop(Scalar("int", minimum=0), default=0, doc="Seed; each case's noise is seeded from it and the case id."),
+            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0, doc="Seed; each case's noise is seeded from it and the case id."),
             "keep_integers": Prop(
                 Scalar("bool"), default=True,
                 doc="Round the noisy value of an integer input to the nearest integer, so a count stays a count.",

@@ -13,6 +13,7 @@ from typing import Any
 
 from oloproof.schema import MapOf, Obj, Prop, Scalar
 from oloproof.transforms.base import (
+    SEED_MAX,
     ApplyEnv,
     Changed,
     Family,
@@ -166,20 +167,28 @@ class WordSwap:
     def params(self) -> dict[str, Any]:
         return {"mapping": dict(self.mapping), "ignore_case": self.ignore_case}
 
+    def words(self) -> tuple[str, ...]:
+        """The declared words, longest first (so a phrase wins over a word inside it)."""
+        return tuple(sorted((old for old, _ in self.mapping), key=lambda word: (-len(word), word)))
+
     def pattern(self) -> re.Pattern[str]:
-        words = sorted((old for old, _ in self.mapping), key=lambda word: (-len(word), word))
-        alternation = "|".join(re.escape(word) for word in words)
+        # One capturing group per declared word, in the order of words(): the group that matched
+        # names the declared word, so the replacement never depends on folding the text found.
+        # (With IGNORECASE, "İT" matches "it" but folds to "i̇t", which no table key equals.)
+        alternation = "|".join(f"({re.escape(word)})" for word in self.words())
         return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE if self.ignore_case else 0)
 
     def apply(self, value: Any, *, case_id: str, env: ApplyEnv) -> Outcome:
         text = _text(value, self.kind)
         if text is None:
             return Unchanged("no text")
-        table = {old.casefold() if self.ignore_case else old: new for old, new in self.mapping}
+        table = dict(self.mapping)
+        words = self.words()
 
         def replace(match: re.Match[str]) -> str:
             found = match[0]
-            new = table[found.casefold() if self.ignore_case else found]
+            assert match.lastindex is not None  # every alternative is a group
+            new = table[words[match.lastindex - 1]]
             if self.ignore_case and found.isupper() and len(found) > 1:
                 return new.upper()
             if self.ignore_case and found[:1].isupper():
@@ -226,7 +235,7 @@ TYPOS = TransformKind(
         {
             "rate": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), required=True,
                          doc="Share of letters edited (at least one per text); Giskard uses about 0.05."),
-            "seed": Prop(Scalar("int", minimum=0), default=0, doc="Seed; each case's typos come from it and the case id."),
+            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0, doc="Seed; each case's typos come from it and the case id."),
         },
         doc="Seeded typos: adjacent-letter swaps and deletions.",
     ),
