@@ -57,7 +57,7 @@ POLICY = Obj(
             default={"min_agreement": 0.9, "min_labels": 50},
             doc="When a judge command may grade outputs.",
         ),
-        "seed": Prop(Scalar("int", minimum=0), default=0, doc="Seed of every resampling method; printed with the result."),
+        "seed": Prop(Scalar("int", minimum=0, maximum=2**63 - 1), default=0, doc="Seed of every resampling method; printed with the result."),
         "rules": Prop(
             Seq(RULE, min_items=1, min_message="a policy must hold at least one rule"),
             required=True, doc="The rules; the gate's verdict is the worst of theirs.",

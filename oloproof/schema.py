@@ -316,6 +316,9 @@ class _Validator:
 
 
 def _fmt(value: float) -> str:
+    """Numbers as a person wrote them: 9223372036854775807, not 9.22337e+18."""
+    if float(value).is_integer() and abs(value) < 1e20:
+        return str(int(value))
     return f"{value:g}"
 
 
