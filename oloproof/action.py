@@ -11,6 +11,13 @@ Exit codes: 0 unless the verdict is in ``fail-on`` (then the verdict's own code:
 configuration error (with an ``::error::`` line); 70 for an internal error; 130 when
 cancelled. The ``exit-code`` output is the gate's code whatever ``fail-on`` says.
 
+Nothing leaves ``main()`` as an exception: whatever escapes the reports (even the error reports)
+becomes exit 70 with one short ``::error::`` line. The log never carries a workflow command the
+action did not make: annotations are escaped and capped (``Session.annotate``), the terminal
+report sits inside ``::stop-commands::``, and every other line that quotes config, case, system
+or event text goes through ``Session.say``. The token is masked first and redacted from every
+message; no exception text from sending a request (it can quote header values) reaches one.
+
 Input names keep their hyphens (``fail-on`` arrives as ``INPUT_FAIL-ON``). Unknown ``INPUT_*``
 names are errors: a misspelt ``fail_on:`` must not silently loosen the gate.
 """
@@ -33,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from oloproof import __version__
 from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError, UsageError
 from oloproof.github import (
+    HOLDOUT_READ_EVENTS,
     ActionEnv,
     CheckRunRequest,
     ChecksClient,
@@ -67,6 +75,7 @@ ERROR_VERDICT = "ERROR"  # the `verdict` output when the gate could not run (exi
 CHECK_SUMMARY_LIMIT = 60_000  # bytes; the Checks API takes 65535 characters
 MAX_REASON = 500
 UNLIMITED = 1 << 62
+MASK_MIN = 4  # shorter pieces of a malformed token are not masked: masking one letter garbles the whole log
 
 
 class InputError(OloproofError):
@@ -186,6 +195,12 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     reason = " ".join(values["holdout-reason"].split())
     if len(reason) > MAX_REASON:
         problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
+    token = values["github-token"].strip()
+    if any(not "!" <= ch <= "~" for ch in token):  # never echo the value: it is a secret
+        problems.append(
+            "github-token: the value holds whitespace, a control character or a non-ASCII character, which no GitHub "
+            "token has (the value is not shown); pass the token alone, e.g. ${{ github.token }} or ${{ secrets.NAME }}"
+        )
     check_name = values["check-name"].strip()
     if not check_name:
         problems.append("check-name is empty")
@@ -206,17 +221,20 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
     return Inputs(
         config=os.path.relpath(config, workdir), working_directory=workdir, fail_on=fail_on, read_holdout=read_holdout,
-        holdout_reason=reason, github_token=values["github-token"].strip(), check_name=check_name,
+        holdout_reason=reason, github_token=token, check_name=check_name,
         json_report=json_report, outputs=outputs,
     )
 
 
 def holdout_reason(inputs: Inputs, env: ActionEnv) -> str:
     """Why this holdout read happens: the input, else the triggering event; refused without one."""
-    if env.is_pull_request:
+    if not env.may_read_holdout:
+        event = f"a {env.event_name} event" if env.event_name else "an unknown event (GITHUB_EVENT_NAME is not set)"
         raise UsageError(
-            "read-holdout: true on a pull request is refused: the read log cannot be committed back to a PR branch, "
-            "so the read would spend budget without a record. Read the holdout on a release or a default-branch push."
+            f"read-holdout: true on {event} is refused: holdout reads run only on {', '.join(HOLDOUT_READ_EVENTS)} "
+            "events, whose read log can be committed to the default branch. Elsewhere (pull requests, merge queues, "
+            "reviews, comments) the read would spend budget without a record. Read the holdout on a release or a "
+            "default-branch push."
         )
     if inputs.holdout_reason:
         return inputs.holdout_reason
@@ -242,10 +260,38 @@ class Session:
     environ: Mapping[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
     written: list[Path] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)  # never shown: redacted from every message
+    shown: dict[ann.Level, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "notice": 0})
 
     def print(self, text: str = "") -> None:
+        """Write text the action made itself (workflow commands, protected blocks) as it is."""
         self.out.write(text if text.endswith("\n") else text + "\n")
         self.out.flush()
+
+    def say(self, text: str) -> None:
+        """Write a line that may quote config, case, system or event text: never a workflow command."""
+        self.print(ann.safe_line(self.redact(text)))
+
+    def annotate(self, items: list[ann.Annotation], *, more_hint: str = "see the job summary") -> None:
+        """Annotations for the log, capped as GitHub shows them (per level, per step, across calls)."""
+        kept = ann.capped([replace(item, title=self.redact(item.title), message=self.redact(item.message)) for item in items],
+                          more_hint=more_hint, used=self.shown)
+        for item in kept:
+            self.shown[item.level] += 1
+            self.print(item.command())
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def mask_token(self, environ: Mapping[str, str]) -> None:
+        """``::add-mask::`` the token (each piece of a malformed one) before anything else is printed."""
+        raw = environ.get(input_env_name("github-token"), "")
+        pieces = [piece for piece in {raw.strip(), *raw.split()} if len(piece) >= MASK_MIN]
+        for piece in sorted(pieces, key=lambda piece: (-len(piece), piece)):  # longest first, so redact() replaces whole values
+            self.secrets.append(piece)
+            self.print(f"::add-mask::{ann.escape_data(piece)}")
 
     def repo_path(self, path: str | os.PathLike[str]) -> str | None:
         """``path`` (relative to the current directory) relative to the repository root, or None outside it."""
@@ -265,35 +311,58 @@ class Session:
 def main(environ: MutableMapping[str, str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the action; returns the process exit code."""
     environ = os.environ if environ is None else environ
-    session = Session(env=ActionEnv.from_environ(environ), out=out or sys.stdout, environ=environ)
-    cwd = os.getcwd()
+    stream = out or sys.stdout
+    session: Session | None = None
+    cwd: str | None = None
     previous = _install_sigterm()
     try:
+        cwd = os.getcwd()
+        session = Session(env=ActionEnv.from_environ(environ), out=stream, environ=environ)
+        session.mask_token(environ)
         return _run(session, environ)
     except KeyboardInterrupt:
-        session.print(ann.Annotation(level="error", title="oloproof: cancelled", message="the action was cancelled").command())
+        with contextlib.suppress(Exception):
+            if session is not None:
+                session.annotate([ann.Annotation(level="error", title="oloproof: cancelled", message="the action was cancelled")])
         return int(ExitCode.INTERRUPTED)
+    except BaseException as exc:  # nothing leaves with exit 1 or an unprotected traceback
+        return _last_resort(session, stream, exc)
     finally:
-        os.chdir(cwd)
+        with contextlib.suppress(Exception):
+            if cwd is not None:
+                os.chdir(cwd)
         _restore_sigterm(previous)
-        chown_written(session)
+        if session is not None:
+            with contextlib.suppress(Exception):
+                chown_written(session)
+
+
+def _last_resort(session: Session | None, stream: TextIO, exc: BaseException) -> int:
+    """An error that escaped every report (even the error reports): exit 70 with one short line."""
+    if session is not None:
+        with contextlib.suppress(Exception):
+            return _internal_error(session, exc)
+    with contextlib.suppress(Exception):
+        stream.write(f"::error title=oloproof%3A internal error::internal error (a bug in oloproof): {type(exc).__name__}\n")
+        stream.flush()
+    return int(ExitCode.INTERNAL)
 
 
 def _run(session: Session, environ: MutableMapping[str, str]) -> int:
     env = session.env
-    for problem in env.problems:
-        session.print(ann.Annotation(level="warning", title="oloproof: event payload", message=problem).command())
+    session.annotate([ann.Annotation(level="warning", title="oloproof: event payload", message=problem) for problem in env.problems])
     try:
         inputs = read_inputs(environ, env)
     except InputError as exc:
-        for problem in exc.problems:
-            session.print(ann.Annotation(level="error", title="oloproof: invalid input", message=problem).command())
+        session.annotate([ann.Annotation(level="error", title="oloproof: invalid input", message=problem) for problem in exc.problems])
+        listed = "".join(f"- {_md(session.redact(problem))}\n" for problem in exc.problems)
+        append_summary(env, f"## 🛑 oloproof gate: ERROR\n\nInvalid inputs, so the gate did not run:\n\n{listed}\n")
         _error_outputs(session, ExitCode.USAGE)
         return int(ExitCode.USAGE)
     try:
         if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
             why = "could not add the workspace to git's safe.directory"
-            session.print(ann.Annotation(level="warning", title="oloproof: git", message=why).command())
+            session.annotate([ann.Annotation(level="warning", title="oloproof: git", message=why)])
         os.chdir(inputs.working_directory)
         result = _gate(session, inputs)
     except OloproofError as exc:
@@ -315,7 +384,7 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
 
     env = session.env
     where = session.repo_path(inputs.working_directory)
-    session.print(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
+    session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
     release = load_release(inputs.config)
     if reason is not None and release.holdout is None:
@@ -327,7 +396,7 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.
-    session.print(ann.stop_commands(terminal.render(result, width=140)))
+    session.print(ann.stop_commands(session.redact(terminal.render(result, width=140))))
     return result
 
 
@@ -339,7 +408,7 @@ def _import_outputs(session: Session, release: Release, outputs: Path) -> str:
     testset = load_dev_testset(release)
     shown = os.path.relpath(outputs)
     record, _ = import_outputs(release, testset, RunStore(release.base_dir), outputs, version=release.system.version, shown=shown)
-    session.print(f"imported {record.n_outputs}/{record.n_cases} outputs from {shown} as run {record.run_id} of {release.system.version}")
+    session.say(f"imported {record.n_outputs}/{record.n_cases} outputs from {shown} as run {record.run_id} of {release.system.version}")
     return record.run_id
 
 
@@ -446,10 +515,10 @@ def _publish(session: Session, inputs: Inputs, result: GateResult) -> int:
         summary = markdown.render(
             result, fail_on=inputs.fail_on, notes=notices, limit=markdown.SUMMARY_LIMIT, full_report=session.repo_path(full_path)
         )
-    append_summary(env, summary)
+    append_summary(env, session.redact(summary))
 
     extra = [ann.Annotation(level="notice", title="oloproof: check run", message=note) for note in notices]
-    session.print(ann.render(result, fail_on=inputs.fail_on, path_of=session.repo_path, extra=extra))
+    session.annotate([*found, *extra])
 
     gate_code = int(result.verdict.exit_code)
     write_outputs(env, {
@@ -458,7 +527,7 @@ def _publish(session: Session, inputs: Inputs, result: GateResult) -> int:
         "report": (session.repo_path(report_path) or "") if report_path is not None else "",
     })
     fails = result.verdict in inputs.fail_on
-    session.print(
+    session.say(
         f"verdict: {result.verdict.value} (exit {gate_code}); "
         + ("it is in fail-on, so the step fails" if fails else "not in fail-on, so the step passes")
     )
@@ -470,17 +539,9 @@ def _check_run(session: Session, inputs: Inputs, result: GateResult, found: list
     from oloproof.report import markdown
 
     env = session.env
-    if not env.in_actions or not env.repository:
-        return None  # not in GitHub Actions: nothing to post to
-    if not inputs.github_token:
-        return "no check run: github-token is empty; the job summary and annotations hold the result"
-    if env.is_fork_pr:
-        return (
-            "no check run: this pull request comes from a fork, whose token is read-only; "
-            "the job's own status, this summary and the annotations hold the result"
-        )
-    if not env.head_sha:
-        return "no check run: the commit (GITHUB_SHA) is unknown"
+    blocked = _no_check_run(session, inputs)
+    if blocked is not None:
+        return blocked or None
     passing = sum(1 for rule in result.rules if rule.verdict is Verdict.PASS)
     request = CheckRunRequest(
         name=inputs.check_name, head_sha=env.head_sha, conclusion=conclusion_of(result.verdict, inputs.fail_on),
@@ -496,7 +557,25 @@ def _check_run(session: Session, inputs: Inputs, result: GateResult, found: list
     outcome = publish_check_run(client, request)
     if outcome.skipped is not None:
         return ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
-    session.print(f"check run '{inputs.check_name}' created on {env.head_sha[:12]}" + (f": {outcome.html_url}" if outcome.html_url else ""))
+    session.say(f"check run '{inputs.check_name}' created on {env.head_sha[:12]}" + (f": {outcome.html_url}" if outcome.html_url else ""))
+    return None
+
+
+def _no_check_run(session: Session, inputs: Inputs) -> str | None:
+    """Why no check run can be made: a notice sentence, "" when there is nowhere to post, None when it can."""
+    env = session.env
+    if not env.in_actions or not env.repository:
+        return ""  # not in GitHub Actions: nothing to post to
+    if not inputs.github_token:
+        return "no check run: github-token is empty; the job summary and annotations hold the result"
+    if env.is_fork_pr:
+        return (
+            "no check run: this pull request comes from a fork, whose token is read-only; "
+            "the job's own status, this summary and the annotations hold the result"
+        )
+    why = env.no_check_sha()
+    if why is not None:
+        return f"no check run: {why}; the job's own status, this summary and the annotations hold the result"
     return None
 
 
@@ -510,8 +589,9 @@ def _report_error(session: Session, inputs: Inputs, exc: OloproofError) -> int:
     if isinstance(exc, (ConfigError, DataError)):
         file = session.repo_path(exc.path)
         line = exc.line
-    message = str(exc)
-    session.print(ann.Annotation(level="error", title="oloproof: cannot gate", message=message, file=file, line=line).command())
+    message = session.redact(str(exc))
+    error = ann.Annotation(level="error", title="oloproof: cannot gate", message=message, file=file, line=line)
+    session.annotate([error])
     append_summary(
         session.env,
         "## 🛑 oloproof gate: ERROR\n\nThe gate could not run, so nothing was decided:\n\n"
@@ -519,28 +599,38 @@ def _report_error(session: Session, inputs: Inputs, exc: OloproofError) -> int:
     )
     code = exc.exit_code
     _error_outputs(session, code)
-    if inputs.github_token and session.env.in_actions and session.env.repository and not session.env.is_fork_pr and session.env.head_sha:
-        error = ann.Annotation(level="error", title="oloproof: cannot gate", message=message, file=file, line=line)
-        with contextlib.suppress(GitHubApiError):
+    blocked = _no_check_run(session, inputs)
+    note = blocked or None
+    if blocked is None:
+        try:
             client = ChecksClient(session.env.api_url, inputs.github_token, session.env.repository)
-            publish_check_run(client, CheckRunRequest(
+        except GitHubApiError as api_error:
+            note = f"no check run: {api_error.message}"
+        else:
+            outcome = publish_check_run(client, CheckRunRequest(
                 name=inputs.check_name, head_sha=session.env.head_sha, conclusion="failure",
                 title="ERROR: the gate could not run", summary=f"The gate could not run:\n\n> {_md(message)}\n",
                 annotations=[error.api()] if file else [], details_url=session.env.run_url,
             ))
+            if outcome.skipped is not None:
+                note = ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
+    if note:
+        session.annotate([ann.Annotation(level="notice", title="oloproof: check run", message=note)])
     return int(code)
 
 
 def _internal_error(session: Session, exc: BaseException) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
+    text = " ".join(session.redact(str(exc)).split())
+    text = text if len(text) <= 300 else text[:300] + "…"
     message = (
-        f"internal error (a bug in oloproof, not in your files): {type(exc).__name__}: {exc} at {where}; "
+        f"internal error (a bug in oloproof, not in your files): {type(exc).__name__}{': ' + text if text else ''} at {where}; "
         f"oloproof {__version__}, Python {sys.version.split()[0]}; please report it with the log"
     )
-    session.print(ann.Annotation(level="error", title="oloproof: internal error", message=message).command())
+    session.annotate([ann.Annotation(level="error", title="oloproof: internal error", message=message)])
     session.print("::group::traceback")
-    session.print(ann.stop_commands("".join(traceback.format_exception(exc))))
+    session.print(ann.stop_commands(session.redact("".join(traceback.format_exception(exc)))))
     session.print("::endgroup::")
     append_summary(session.env, f"## 🛑 oloproof gate: ERROR\n\n> {_md(message)}\n")
     _error_outputs(session, ExitCode.INTERNAL)

@@ -17,6 +17,7 @@ Facts it relies on (../shared/notes/github-actions.md, checked against the runne
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import os
@@ -36,7 +37,12 @@ from oloproof import __version__
 API_BATCH = 50  # annotations per Checks API request (GitHub's limit)
 API_TEXT_LIMIT = 65535  # characters in output.title, output.summary, output.text
 API_TIMEOUT_S = 30.0
-PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
+# Events whose payload carries ``pull_request`` (with ``head.sha``): GITHUB_SHA is not the PR's head.
+PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"})
+# Events whose run belongs to a pull request although GITHUB_SHA is not its head commit.
+PR_LIKE_EVENTS = PULL_REQUEST_EVENTS | {"issue_comment"}
+# Events on which a holdout read may happen: the read log can be committed to the default branch.
+HOLDOUT_READ_EVENTS = ("release", "push", "workflow_dispatch", "schedule")
 
 
 class GitHubApiError(Exception):
@@ -112,18 +118,50 @@ class ActionEnv:
         return pr if isinstance(pr, dict) else None
 
     @property
-    def is_pull_request(self) -> bool:
-        return self.event_name in PULL_REQUEST_EVENTS
+    def may_read_holdout(self) -> bool:
+        """Holdout reads only on events whose read log can be committed to the default branch."""
+        return self.event_name in HOLDOUT_READ_EVENTS
+
+    @property
+    def is_pr_like(self) -> bool:
+        """A run for a pull request, whatever its payload says: GITHUB_SHA is not the PR's head then.
+
+        ``issue_comment`` counts only for a comment on a PR (``issue.pull_request`` is set); with
+        no payload to tell, it counts too (never guess the commit).
+        """
+        if self.event_name in PULL_REQUEST_EVENTS:
+            return True
+        if self.event_name == "issue_comment":
+            issue = self.event.get("issue")
+            return not isinstance(issue, dict) or issue.get("pull_request") is not None
+        return False
 
     @property
     def head_sha(self) -> str:
-        """The commit a check run belongs on: the PR's head, not the synthetic merge commit."""
-        pr = self.pull_request
-        if pr is not None:
-            sha = _dig(pr, "head", "sha")
+        """The commit a check run belongs on: the PR's head, never the synthetic merge commit.
+
+        Empty for a pull-request run whose payload does not name the head (unreadable event file,
+        or ``issue_comment``, whose payload never does): GITHUB_SHA would be the wrong commit.
+        """
+        if self.is_pr_like:
+            sha = _dig(self.pull_request or {}, "head", "sha")
+            return sha if isinstance(sha, str) and sha else ""
+        if self.event_name == "merge_group":
+            sha = _dig(self.event, "merge_group", "head_sha")
             if isinstance(sha, str) and sha:
                 return sha
         return self.sha
+
+    def no_check_sha(self) -> str | None:
+        """Why no commit can carry a check run for this run, or None when ``head_sha`` is the one."""
+        if self.head_sha:
+            return None
+        if self.is_pr_like:
+            return (
+                f"this {self.event_name} run's event payload does not name the pull request's head commit "
+                "(pull_request.head.sha), and GITHUB_SHA is not that commit"
+            )
+        return "the commit (GITHUB_SHA) is unknown"
 
     @property
     def is_fork_pr(self) -> bool:
@@ -308,19 +346,30 @@ class ChecksClient:
                 "X-GitHub-Api-Version": "2022-11-28",
             },
         )
+        # No message below quotes an exception raised while sending: http.client's texts can hold
+        # header values ("Invalid header value b'Bearer ...'"), and the messages end up in
+        # annotations, the job summary and the check run.
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             raise GitHubApiError(exc.code, _error_message(exc)) from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise GitHubApiError(None, f"cannot reach {self.base}: {reason}") from None
+        except urllib.error.URLError as exc:  # DNS, refused connections, TLS: socket-level texts
+            raise GitHubApiError(None, f"cannot reach {self.base}: {self._redact(str(exc.reason))}") from None
+        except http.client.HTTPException as exc:  # garbage status line, a body shorter than its Content-Length, ...
+            raise GitHubApiError(None, f"{method} {path}: the answer is not valid HTTP ({type(exc).__name__})") from None
+        except ValueError as exc:  # e.g. a header value http.client refuses; its text may quote the value
+            raise GitHubApiError(None, f"{method} {path}: the request could not be sent ({type(exc).__name__})") from None
+        except OSError as exc:  # timeouts, resets after the connection was made
+            raise GitHubApiError(None, f"{method} {path}: the connection failed ({exc.strerror or type(exc).__name__})") from None
         try:
             parsed = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or not UTF-8
             raise GitHubApiError(None, f"{method} {path}: the answer is not JSON") from None
         return parsed if isinstance(parsed, dict) else {}
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.token, "***") if self.token else text
 
     def create_check_run(self, body: Mapping[str, Any]) -> dict[str, Any]:
         return self._request("POST", f"/repos/{self.repository}/check-runs", body)
@@ -385,7 +434,7 @@ def _is_loopback(host: str) -> bool:
 def _error_message(exc: urllib.error.HTTPError) -> str:
     try:
         body = json.loads(exc.read() or b"{}")
-    except (json.JSONDecodeError, OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # not JSON, or cut short
         body = {}
     message = body.get("message") if isinstance(body, dict) else None
     return str(message) if message else str(exc.reason)

@@ -17,7 +17,7 @@ the path relative to the repository root, or None when it lies outside.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -119,21 +119,28 @@ def collect(
     return [annotation for _, annotation in found]
 
 
-def capped(annotations: Iterable[Annotation], *, cap: int = PER_LEVEL_CAP, more_hint: str = "see the job summary") -> list[Annotation]:
+def capped(
+    annotations: Iterable[Annotation], *, cap: int = PER_LEVEL_CAP, more_hint: str = "see the job summary",
+    used: Mapping[Level, int] | None = None,
+) -> list[Annotation]:
     """At most ``cap`` per level, most severe first; one notice counts the rest.
 
-    The counting notice takes one of the notices' places, so the step never exceeds ``cap``
-    of any level.
+    ``used`` counts what the step already showed of each level (e.g. an event-payload warning
+    before the rules' annotations): only the room left is filled. The counting notice takes one
+    of the notices' places, so the step never exceeds ``cap`` of any level.
     """
+    levels: tuple[Level, ...] = ("error", "warning", "notice")
+    room = {level: max(0, cap - (used or {}).get(level, 0)) for level in levels}
     ordered = sorted(enumerate(annotations), key=lambda item: (_LEVEL_ORDER[item[1].level], -item[1].severity, item[0]))
     by_level: dict[Level, list[Annotation]] = {"error": [], "warning": [], "notice": []}
     for _, annotation in ordered:
         by_level[annotation.level].append(annotation)
-    dropped = sum(max(0, len(items) - cap) for level, items in by_level.items() if level != "notice")
-    notice_room = cap if dropped == 0 and len(by_level["notice"]) <= cap else cap - 1
+    dropped = sum(max(0, len(items) - room[level]) for level, items in by_level.items() if level != "notice")
+    notices = room["notice"]
+    notice_room = notices if dropped == 0 and len(by_level["notice"]) <= notices else max(0, notices - 1)
     dropped += max(0, len(by_level["notice"]) - notice_room)
-    kept = by_level["error"][:cap] + by_level["warning"][:cap] + by_level["notice"][:notice_room]
-    if dropped:
+    kept = by_level["error"][: room["error"]] + by_level["warning"][: room["warning"]] + by_level["notice"][:notice_room]
+    if dropped and notices:
         kept.append(Annotation(
             level="notice", title="oloproof: more findings",
             message=f"{dropped} more finding(s) are not shown as annotations (GitHub shows at most {cap} per level per step): {more_hint}.",
@@ -148,6 +155,30 @@ def render(
     """The workflow-command lines for the log, capped, one per line."""
     lines = [annotation.command() for annotation in capped([*collect(result, fail_on=fail_on, path_of=path_of), *extra])]
     return "".join(line + "\n" for line in lines)
+
+
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def inert(text: str) -> bool:
+    """Whether the runner would read no workflow command in ``text`` printed as one line.
+
+    The runner trims a line and takes ``::name ...::`` at its start, and the older ``##[name]``
+    anywhere in it. A line break (or any control character) could start a new line, so such text
+    is never inert.
+    """
+    if any(ch in _LINE_BREAKS or (ord(ch) < 32 and ch != "\t") or ord(ch) == 127 for ch in text):
+        return False
+    return not text.strip().startswith("::") and "##[" not in text
+
+
+def safe_line(text: str) -> str:
+    """``text`` for the log: as it is when inert, else inside ``::stop-commands::``.
+
+    Every line the action prints that carries config, case, system or event text goes through
+    this (a system version ``v1\n::add-mask::x`` must stay text).
+    """
+    return text + "\n" if inert(text) else stop_commands(text)
 
 
 def stop_commands(text: str, *, token: str | None = None) -> str:

@@ -210,8 +210,57 @@ def _absent_status(result: GateResult, name: str) -> str:
         spec = release.metamorphic
         if spec is None or not spec.transforms:
             return "no transforms declared in release.yaml"
-        return f"declared: {', '.join(spec.names())}; flip rates are the rules on their criteria above"
+        return f"declared: {', '.join(spec.names())}; flip rates below"
     return "not configured"
+
+
+LABEL_STATUS = {"changes_meaning": "changes meaning"}  # the label states (SPEC §5), as words
+
+
+def _metamorphic_block(result: GateResult) -> Block:
+    """One row per declared transform and relation: its flip rate, whether or not a rule reads it (SPEC §8).
+
+    From the criteria outcomes' ``details["metamorphic"]``, as the JSON and terminal reports read them.
+    """
+    spec = result.release.metamorphic
+    declared = spec.names() if spec is not None else []
+    read_by: dict[str, list[str]] = {}
+    for rule in result.rules:
+        read_by.setdefault(rule.criterion, []).append(rule.rule_id)
+    found: dict[str, list[tuple[str, dict[str, object]]]] = {}
+    for criterion, outcome in result.outcomes.items():
+        info = outcome.details.get("metamorphic")
+        if isinstance(info, dict):
+            found.setdefault(str(info.get("transform")), []).append((criterion, info))
+    if not declared and not found:
+        return Block()
+    rows: list[str] = []
+    for name in [*declared, *(name for name in found if name not in declared)]:
+        entries = found.get(name)
+        if not entries:
+            compared = any(getattr(evaluator, "transform", None) == name for evaluator in result.release.evaluators)
+            why = "not measured: the system was not run" if compared else "no metamorphic_relation evaluator compares outputs under it"
+            rows.append(f"| {code(name)} | — | — | — | — | {esc(why)} | — |\n")
+            continue
+        for criterion, info in entries:
+            rate = info.get("flip_rate")
+            missing = info.get("missing") or 0
+            answered = f"{info.get('flips')}/{info.get('answered')}" + (f" ({missing} missing)" if missing else "")
+            status = str(info.get("status"))
+            readers = " ".join(code(rule_id) for rule_id in read_by.get(criterion, [])) or "none (reported only)"
+            rows.append(
+                f"| {code(name)}<br><sub>{esc(info.get('kind'))} on {esc(info.get('input_field'))}</sub> | {code(criterion)} | "
+                f"{'—' if not isinstance(rate, (int, float)) else f'{rate:.3f}'} | {esc(answered)} | {esc(info.get('not_applicable'))} | "
+                f"{esc(LABEL_STATUS.get(status, status))} | {readers} |\n"
+            )
+    head = (
+        "### Metamorphic flip rates\n\n"
+        "Flips over the dev-set cases each declared transform changed; a rule decides on a rate only when its transform is "
+        "validated.\n\n"
+        "| Transform | Criterion | Flip rate | Flips / answered | Not applicable | Status | Read by |\n"
+        "|---|---|--:|--:|--:|---|---|\n"
+    )
+    return Block(head=head, rows=rows, name="metamorphic flip rates")
 
 
 def _check_detail(report: CheckReport) -> Block:
@@ -268,6 +317,7 @@ def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> li
         _scores_note(result),
         _why_block(result),
         *_checks_blocks(result),
+        _metamorphic_block(result),
         _problems_block(result),
         _limitations_block(result),
         _provenance_block(result),

@@ -43,6 +43,7 @@ class FakeGitHub:
     fail_with: int | None = None  # e.g. 403: every request gets this status
     fail_message: str = "Resource not accessible by integration"
     fail_after: int | None = None  # fail only from this request number (0-based) on
+    raw_reply: bytes | None = None  # sent as it is instead of an HTTP answer (a broken server or proxy)
     url: str = ""
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]]:
@@ -67,6 +68,10 @@ def fake_github() -> Iterator[FakeGitHub]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             status, answer = fake.handle(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            if fake.raw_reply is not None:
+                self.wfile.write(fake.raw_reply)
+                self.close_connection = True
+                return
             data = json.dumps(answer).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -357,7 +357,7 @@ def test_a_holdout_read_on_a_pull_request_is_refused(action: ActionRun, gh: Fake
     result = action.pull_request()(**{"read-holdout": "true", "holdout-reason": "try it"})
     assert result.code == ExitCode.USAGE
     [error] = result.annotations("error")
-    assert "read-holdout: true on a pull request is refused" in error
+    assert "read-holdout: true on a pull_request event is refused" in error
 
 
 def test_a_holdout_read_without_a_reason_is_refused(action: ActionRun) -> None:
