@@ -82,9 +82,12 @@ def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> Ru
 
 def load_dev_testset(release: Release) -> TestSet:
     from oloproof.config import display_path
+    from oloproof.holdout import refuse_holdout_as_dev_set
 
     path = release.resolve(release.testset_path)
-    return load_testset(path, display=display_path(path))
+    testset = load_testset(path, display=display_path(path))
+    refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
+    return testset
 
 
 def run_gate(

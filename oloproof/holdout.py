@@ -9,13 +9,13 @@ What a read keeps, and where (docs/holdout.md):
 - the log entry: counts, score, interval, digests, who/when/commit/version/reason — never cases or
   outputs;
 - an outcome record ``.oloproof/holdout/read-NNNN-<hash12>.json`` (oloproof/holdout_records.py):
-  the per-case outcome of the criterion, ordered by the SHA-256 of each case id, with no ids and no
-  contents, so a later paired comparison of two reads of the same set digest can line them up;
+  the per-case outcome of the criterion, ordered by the SHA-256 of each case's canonical line, with
+  no ids and no contents, so a later paired comparison of two reads of the same set digest can line them up;
 - nothing else: the system's outputs are scored in memory and dropped (``.oloproof/`` is
   committed; outputs in it would put holdout material in the repository).
 
 Case ids and contents of the holdout never appear in any message, report or file we write.
-``holdout status`` and ``holdout repair`` live in oloproof/holdout_status.py.
+``holdout status``, ``holdout repair`` and ``holdout budget`` live in oloproof/holdout_status.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import CheckReport, GateCheck, GateContext
 from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
-from oloproof.holdout_records import relative, witnesses, write_outcome_record
+from oloproof.holdout_records import (
+    OutcomeRecord,
+    case_keys,
+    load_outcome_records,
+    log_key,
+    relative,
+    witnesses,
+    write_outcome_record,
+)
 from oloproof.readslog import MAX_REASON, LogState, ReadEntry, ReadFields, quote
 from oloproof.readslog_file import ReadsLog
 from oloproof.runstore import RunRecord, RunStore
@@ -199,18 +207,64 @@ class BudgetStatus:
         }
 
 
+def _words(budget: int | None) -> str:
+    return "none" if budget is None else str(budget)
+
+
+def budget_in_force(spec: HoldoutSpec, state: LogState) -> tuple[int | None, str | None]:
+    """The budget in force, and why release.yaml's ``holdout.budget`` is not it (or None).
+
+    Before any read or budget entry, the declared budget (or none). After one, the budget of the
+    latest read or ``budget`` entry of the log: release.yaml may lower it (or add one where none
+    was logged) without ceremony, but raising or removing it needs ``oloproof holdout budget``.
+    """
+    declared = spec.budget
+    if not state.budget_logged:
+        return declared, None
+    logged = state.logged_budget
+    if logged is None or (declared is not None and declared <= logged):
+        return declared, None
+    change = "removed" if declared is None else f"raised to {declared}"
+    return logged, (
+        f"holdout.budget is {change} in release.yaml, but the budget in force is {logged} (recorded in {state.shown}). "
+        f"Raising a budget spends independence this set may no longer have, so it must be logged: "
+        f"`oloproof holdout budget {_words(declared)} --reason \"...\"`, or restore holdout.budget"
+    )
+
+
+def foreign_records(release: Release, state: LogState, digests: Iterable[str] = ()) -> tuple[OutcomeRecord, ...]:
+    """Outcome records of reads of this holdout (the set digests of the log's reads, and
+    ``digests``) that name another log than ``holdout.log``: reads a moved or renamed log forgot."""
+    spec = holdout_spec(release)
+    sets = {entry.fields.set_digest for entry in state.reads} | set(digests)
+    if not sets:
+        return ()
+    own = log_key(release.base_dir, spec.log)
+    records, _ = load_outcome_records(release.base_dir, log=None)
+    return tuple(r for r in records if r.set_digest in sets and log_key(release.base_dir, r.log) != own)
+
+
+def reads_used(state: LogState, foreign: Iterable[OutcomeRecord] = ()) -> int:
+    """What the budget counts: the log's reads, and the reads of the same set under other logs."""
+    own = {entry.hash for entry in state.reads}
+    return state.reads_used + len({record.entry_hash for record in foreign} - own)
+
+
 def budget_status(
-    spec: HoldoutSpec, state: LogState, *, n: int | None, confidence: float, delta: float | None = None, psi: float = DEFAULT_PSI
+    spec: HoldoutSpec, state: LogState, *, n: int | None, confidence: float, delta: float | None = None, psi: float = DEFAULT_PSI,
+    foreign: Iterable[OutcomeRecord] = (),
 ) -> BudgetStatus:
+    """``declared`` is the budget in force (see :func:`budget_in_force`)."""
+    budget, _ = budget_in_force(spec, state)
     suggestion = None
-    if spec.budget is None and n is not None:
+    if budget is None and n is not None:
         from oloproof.stats.budget import suggested_holdout_budget
 
         suggestion = suggested_holdout_budget(n, delta=delta, psi=psi, confidence=confidence)
-    return BudgetStatus(declared=spec.budget, used=state.reads_used, suggestion=suggestion)
+    return BudgetStatus(declared=budget, used=reads_used(state, foreign), suggestion=suggestion)
 
 
-def refusal(spec: HoldoutSpec, state: LogState) -> tuple[tuple[str, ...], str] | None:
+def refusal(spec: HoldoutSpec, state: LogState, foreign: tuple[OutcomeRecord, ...] = ()) -> tuple[tuple[str, ...], str] | None:
     """Why a read must not happen now (reason codes and a sentence), or None."""
     reasons: list[str] = []
     sentences: list[str] = []
@@ -220,11 +274,25 @@ def refusal(spec: HoldoutSpec, state: LogState) -> tuple[tuple[str, ...], str] |
             f"{state.shown} fails its hash-chain check ({len(state.problems)} problem(s); see `oloproof holdout status`). "
             "Restore it from git history, or acknowledge the damage with `oloproof holdout repair --reason \"...\"`"
         )
-    if spec.budget is not None and state.reads_used >= spec.budget:
+    if foreign:
+        logs = sorted({record.log for record in foreign})
+        reasons.append("holdout_log_moved")
+        sentences.append(
+            f"{len(foreign)} read(s) of this holdout set are recorded under another log ({', '.join(map(printable, logs))}; "
+            f"outcome records in .oloproof/holdout/), not {state.shown}. Moving or renaming the log does not reset the "
+            "budget: point holdout.log back at that log; a fresh budget needs a fresh holdout set"
+        )
+    budget, unlogged = budget_in_force(spec, state)
+    if unlogged is not None:
+        reasons.append("holdout_budget_unlogged")
+        sentences.append(unlogged)
+    used = reads_used(state, foreign)
+    if budget is not None and used >= budget:
         reasons.append("holdout_budget_spent")
         sentences.append(
-            f"the holdout's read budget is spent: {state.reads_used} of {spec.budget} reads used ({state.shown}). "
-            "A fresh read needs a fresh holdout set; raising holdout.budget spends independence this set may no longer have"
+            f"the holdout's read budget is spent: {used} of {budget} reads used ({state.shown}). "
+            "A fresh read needs a fresh holdout set; raising the budget (`oloproof holdout budget`) spends independence "
+            "this set may no longer have"
         )
     if not reasons:
         return None
@@ -362,17 +430,22 @@ def read_holdout(
     log = open_log(release)
     confidence = release.policy.confidence
 
-    def refused(state: LogState, why: tuple[tuple[str, ...], str]) -> HoldoutRead:
+    def refused(state: LogState, why: tuple[tuple[str, ...], str], foreign: tuple[OutcomeRecord, ...] = ()) -> HoldoutRead:
         n = state.reads[-1].fields.n if state.reads else None
         return HoldoutRead(
             verdict=Verdict.BLOCKED, reasons=why[0], sentence=f"Refused: {why[1]} No case was scored and the log is unchanged.",
-            log=spec.log, budget=budget_status(spec, state, n=n, confidence=confidence),
+            log=spec.log, budget=budget_status(spec, state, n=n, confidence=confidence, foreign=foreign),
         )
 
     before = log.state()
-    if (why := refusal(spec, before)) is not None:
-        return refused(before, why)
+    foreign = foreign_records(release, before)
+    if (why := refusal(spec, before, foreign)) is not None:
+        return refused(before, why, foreign)
     testset = load_holdout(release, environ)
+    foreign = foreign_records(release, before, (testset.digest,))
+    if (why := refusal(spec, before, foreign)) is not None:
+        return refused(before, why, foreign)
+    keys = _withheld(spec.cases, lambda: case_keys(cases_path(release, environ), testset))
     evaluator = release.criteria()[spec.criterion]
 
     def evaluate(answers: Mapping[str, dict[str, Any]]) -> Any:
@@ -384,8 +457,10 @@ def read_holdout(
     store = _DiscardingStore(release.base_dir)
     with log.transaction(on_wait=on_wait) as tx:
         state = tx.state
-        if (why := refusal(spec, state)) is not None:
-            return refused(state, why)
+        foreign = foreign_records(release, state, (testset.digest,))
+        if (why := refusal(spec, state, foreign)) is not None:
+            return refused(state, why, foreign)
+        budget, _ = budget_in_force(spec, state)
         if outputs is not None:
             assert version is not None
             shown = outputs_shown or str(outputs)
@@ -404,7 +479,7 @@ def read_holdout(
             kind="binary" if outcome.kind == "binary" else "score", passes=passes, answered=answered, missing=missing,
             estimate=estimate, low=None if interval is None else interval.low, high=None if interval is None else interval.high,
             level=confidence, approximate=bool(interval and interval.approximate),
-            method=interval.method if interval is not None else "none", budget=spec.budget, reason=reason,
+            method=interval.method if interval is not None else "none", budget=budget, reason=reason,
         )
         entry = tx.append_read(fields, when=utc_now())
         run = {
@@ -413,9 +488,9 @@ def read_holdout(
         }
         path = write_outcome_record(
             release.base_dir, log=spec.log, entry=entry, testset=testset, values=values, kind=fields.kind, run=run,
-            config_digest=release.digest,
+            config_digest=release.digest, keys=keys,
         )
-    after = replace(state, reads_used=entry.seq)
+    after = replace(state, reads_used=entry.seq, budget_logged=True, logged_budget=budget)
     notes = _read_notes(record.failure, missing, len(testset), (*method_reasons, *outcome.reasons), details)
     if state.reads and state.reads[-1].fields.set_digest != testset.digest:
         previous = state.reads[-1]
@@ -514,10 +589,11 @@ class HoldoutCheck(GateCheck):
         except (OloproofError, OSError) as exc:
             return CheckReport(name=self.name, title="holdout", status=f"log {spec.log} unreadable: {exc}", source=release.path, line=spec.line)
         last = state.reads[-1] if state.reads else None
-        budget = budget_status(spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence)
+        foreign = foreign_records(release, state)
+        budget = budget_status(spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, foreign=foreign)
         reasons: tuple[str, ...] = ()
         sentence = ""
-        why = refusal(spec, state)
+        why = refusal(spec, state, foreign)
         if why is not None:
             reasons, sentence = why[0], f"Holdout reads are refused: {why[1]}"
         log_words = "log intact" if state.intact else f"log TAMPERED ({len(state.problems)} problem(s))"
@@ -536,3 +612,48 @@ class HoldoutCheck(GateCheck):
                 "budget": budget.to_json(), "last_read": None if last is None else entry_json(last),
             },
         )
+
+
+# --------------------------------------------------------------------------- not as a dev set
+
+
+def holdout_digests(release: Release, environ: Mapping[str, str] | None = None) -> tuple[Path | None, set[str]]:
+    """The holdout's resolved path (None when a ``${VAR}`` of it is unset) and every digest it is
+    known by: the declared file's, the ``set=`` of every read in the log, and the outcome records'."""
+    spec = holdout_spec(release)
+    digests: set[str] = set()
+    try:
+        path: Path | None = cases_path(release, environ).resolve()
+    except HoldoutUnavailable:
+        path = None
+    if path is not None and path.is_file():
+        try:
+            digests.add(load_holdout(release, environ).digest)
+        except (OloproofError, OSError):
+            pass  # malformed: the log's digests still apply
+    try:
+        state = open_log(release).state()
+        digests.update(entry.fields.set_digest for entry in state.reads)
+    except (OloproofError, OSError):
+        pass
+    records, _ = load_outcome_records(release.base_dir, log=spec.log)
+    digests.update(record.set_digest for record in records)
+    return path, digests
+
+
+def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | None = None) -> None:
+    """Refuse (UsageError, exit 2) a dev test set that is the declared holdout: scoring it through
+    ``gate``, ``run`` or ``seeds`` would read the holdout without a reason or a budget, print its
+    score as a dev score and store its outputs in the committed ``.oloproof/runs/``."""
+    if release.holdout is None:
+        return
+    holdout_path, digests = holdout_digests(release)
+    same_path = path is not None and holdout_path is not None and path.resolve() == holdout_path
+    if not same_path and testset.digest not in digests:
+        return
+    why = "is the holdout file (holdout.cases)" if same_path else f"has the digest of the holdout set ({short(testset.digest)})"
+    raise UsageError(
+        f"the dev test set {testset.path} {why}: scoring it as a dev set would read the holdout without a reason or a "
+        "budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; read the holdout only "
+        "with `oloproof holdout run --reason \"...\"`"
+    )

@@ -5,9 +5,11 @@ Each read writes ``.oloproof/holdout/read-NNNN-<hash12>.json`` (schema
 reads (week-0 against now, STATISTICS.md §4–5) needs the outcome of every case under both; the
 record keeps exactly that and no more:
 
-- ``outcomes``: one value per case, ordered by the SHA-256 (hex) of the case id — 1/0 for
-  pass/fail, a score in [0, 1] for graded criteria, ``null`` for a case without a usable output.
-  Two reads of the same set digest hold the same ids, so their vectors line up index by index.
+- ``outcomes``: one value per case, ordered by the SHA-256 (hex) of the case's canonical line (the
+  testset canonical JSON the set digest is computed from) — 1/0 for pass/fail, a score in [0, 1]
+  for graded criteria, ``null`` for a case without a usable output. Two reads of the same set
+  digest hold the same canonical lines, so their vectors line up index by index; the order reveals
+  nothing to someone who can guess case ids but does not hold the cases.
   Ids, inputs, expected values and outputs are not stored (``.oloproof/`` is committed).
 - ``entry_hash``: the hash of the read's entry in READS.log. The records are also the log's
   witnesses: a record whose entry is missing from the log shows a deleted entry or a reset log,
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,14 +33,14 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 OUTCOMES_SCHEMA = "oloproof.holdout-outcomes/1"
-OUTCOME_ORDER = "cases sorted by the SHA-256 (hex) of their UTF-8 id; ids are not stored"
+OUTCOME_ORDER = "cases sorted by the SHA-256 (hex) of their canonical line (testset canonical JSON); ids are not stored"
 RECORDS_DIR = (".oloproof", "holdout")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutcomeRecord:
     """The per-case outcomes of one read. ``n`` counts the holdout's cases; ``outcomes[i]`` is the
-    i-th case in the order of sha256(case id): 1.0/0.0, a score in [0, 1], or None (no output)."""
+    i-th case in the order of sha256(canonical line): 1.0/0.0, a score in [0, 1], or None (no output)."""
 
     path: Path
     log: str  # the log the read was appended to, as written in release.yaml
@@ -63,8 +66,17 @@ def relative(base_dir: Path, file: Path) -> str:
         return str(file)
 
 
-def load_outcome_records(base_dir: Path, *, log: str) -> tuple[list[OutcomeRecord], list[str]]:
-    """Every record of reads appended to ``log``, oldest read first, and notes on unreadable files."""
+def log_key(base_dir: Path, log: str) -> Path:
+    """A log path as written in release.yaml (or a record), resolved against release.yaml's
+    directory, so ``./evals/holdout/READS.log`` and ``evals/holdout/READS.log`` are one log."""
+    from oloproof.config import resolve_path
+
+    return resolve_path(base_dir, log).resolve()
+
+
+def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[OutcomeRecord], list[str]]:
+    """Every record of reads appended to ``log`` (however its path is spelled; ``None``: every
+    record, whatever log it names), oldest read first, and notes on unreadable files."""
     folder = records_dir(base_dir)
     records: list[OutcomeRecord] = []
     notes: list[str] = []
@@ -83,7 +95,7 @@ def load_outcome_records(base_dir: Path, *, log: str) -> tuple[list[OutcomeRecor
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             notes.append(f"outcome record {relative(base_dir, file)} is unreadable and was ignored ({exc})")
             continue
-        if record.log == log:
+        if log is None or log_key(base_dir, record.log) == log_key(base_dir, log):
             records.append(record)
     records.sort(key=lambda record: (record.seq, record.entry_hash))
     return records, notes
@@ -94,9 +106,28 @@ def witnesses(base_dir: Path, *, log: str) -> list[Witness]:
     return [Witness(seq=record.seq, hash=record.entry_hash, source=relative(base_dir, record.path)) for record in records]
 
 
-def outcome_vector(testset: TestSet, values: Any, kind: str) -> list[float | None]:
-    """``values`` (aligned with ``testset.cases``, NaN = missing) in the order of sha256(case id)."""
-    order = sorted(range(len(testset.cases)), key=lambda i: hashlib.sha256(testset.cases[i].id.encode()).hexdigest())
+def case_keys(file: Path, testset: TestSet) -> dict[str, str]:
+    """Case id -> SHA-256 (hex) of the case's canonical line, read from the holdout file. Refuses
+    (DataError) when the file no longer holds ``testset`` (changed since it was loaded)."""
+    from oloproof.errors import DataError
+    from oloproof.jsonl import dumps_line, iter_objects
+    from oloproof.testset import canonical_digest
+
+    lines: list[bytes] = []
+    keys: dict[str, str] = {}
+    for _, obj in iter_objects(file, display=testset.path):
+        line = dumps_line(obj)
+        lines.append(line)
+        keys[str(obj.get("id"))] = hashlib.sha256(line).hexdigest()
+    if canonical_digest(lines) != testset.digest or len(keys) != len(testset.cases):
+        raise DataError(testset.path, None, "the holdout file changed while it was being read; read again")
+    return keys
+
+
+def outcome_vector(testset: TestSet, values: Any, kind: str, keys: Mapping[str, str]) -> list[float | None]:
+    """``values`` (aligned with ``testset.cases``, NaN = missing) in the order of the SHA-256 of each
+    case's canonical line (``keys``, from :func:`case_keys`)."""
+    order = sorted(range(len(testset.cases)), key=lambda i: keys[testset.cases[i].id])
     out: list[float | None] = []
     for index in order:
         value = float(values[index])
@@ -105,7 +136,8 @@ def outcome_vector(testset: TestSet, values: Any, kind: str) -> list[float | Non
 
 
 def write_outcome_record(
-    base_dir: Path, *, log: str, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any], config_digest: str
+    base_dir: Path, *, log: str, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any], config_digest: str,
+    keys: Mapping[str, str],
 ) -> Path:
     from oloproof.atomic import atomic_write_bytes
     from oloproof.identity import checker_identity
@@ -115,7 +147,7 @@ def write_outcome_record(
         "set": {"kind": "holdout", "digest": testset.digest, "n": len(testset)},
         "version": entry.fields.version, "criterion": entry.fields.criterion, "kind": kind,
         "config_digest": config_digest, "checker": checker_identity().to_json(), "run": run,
-        "order": OUTCOME_ORDER, "outcomes": outcome_vector(testset, values, kind),
+        "order": OUTCOME_ORDER, "outcomes": outcome_vector(testset, values, kind, keys),
     }
     path = records_dir(base_dir) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
     atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")

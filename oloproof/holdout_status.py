@@ -21,16 +21,18 @@ from oloproof.holdout import (
     budget_status,
     check_reason,
     entry_json,
+    foreign_records,
     git_output,
     holdout_spec,
     load_holdout,
     open_log,
+    printable,
     reader,
     short,
     utc_now,
 )
 from oloproof.holdout_records import RECORDS_DIR, load_outcome_records, relative
-from oloproof.readslog import LogError, LogState, RepairEntry, Witness, verify
+from oloproof.readslog import BudgetEntry, LogError, LogState, RepairEntry, Witness, verify
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 STATUS_SCHEMA = "oloproof.holdout-status/1"
 REPAIR_SCHEMA = "oloproof.holdout-repair/1"
+BUDGET_SCHEMA = "oloproof.holdout-budget/1"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,13 +53,14 @@ class HoldoutStatus:
     n: int | None
     unavailable: str | None  # why the set could not be read here
     records: dict[str, str]  # entry hash -> outcome record path
+    refused: tuple[tuple[str, ...], str] | None  # why a read would be refused now
     history: str | None  # --since: None when append-only since the ref, else what is wrong
     since: str | None
     notes: tuple[str, ...]
 
     @property
     def intact(self) -> bool:
-        return self.state.intact and self.history is None
+        return self.state.intact and self.history is None and not (self.refused and "holdout_log_moved" in self.refused[0])
 
     @property
     def exit_code(self) -> int:
@@ -67,7 +71,10 @@ class HoldoutStatus:
         flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
         return {
             "schema": STATUS_SCHEMA, "intact": self.intact, "exit_code": self.exit_code,
-            "reasons": [] if self.intact else ["holdout_log_tampered"],
+            "reasons": [] if self.intact else (
+                ["holdout_log_tampered"] if not self.state.intact or self.history is not None else []
+            ) + (["holdout_log_moved"] if self.refused and "holdout_log_moved" in self.refused[0] else []),
+            "refused": None if self.refused is None else {"reasons": list(self.refused[0]), "sentence": self.refused[1]},
             "log": {
                 "path": self.log, "exists": state.exists, "chain_intact": state.intact,
                 "problems": [{"line": p.line, "message": p.message} for p in state.problems],
@@ -82,6 +89,8 @@ class HoldoutStatus:
                 for entry in state.reads
             ],
             "repairs": [repair_json(entry) for entry in state.repairs],
+            "budget_entries": [budget_json(entry) for entry in state.budgets],
+            "interrupted_reads": list(state.interrupted),
             "notes": list(self.notes),
         }
 
@@ -133,6 +142,10 @@ def holdout_status(
             "earlier reads measured other cases; the budget still counts them"
         )
     notes.extend(_budget_changes(state, spec.budget))
+    foreign = foreign_records(release, state, () if digest is None else (digest,))
+    from oloproof.holdout import refusal
+
+    refused = refusal(spec, state, foreign)
     recorded = {r.entry_hash: relative(release.base_dir, r.path) for r in records}
     missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
     if missing_records:
@@ -143,8 +156,8 @@ def holdout_status(
     history = _history_problem(release, since, data) if since else None
     return HoldoutStatus(
         log=spec.log, state=state,
-        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi),
-        set_shown=spec.cases, set_digest=digest, n=n, unavailable=unavailable, records=recorded, history=history,
+        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi, foreign=foreign),
+        set_shown=spec.cases, set_digest=digest, n=n, unavailable=unavailable, records=recorded, refused=refused, history=history,
         since=since, notes=tuple(notes),
     )
 
@@ -172,18 +185,50 @@ def repair_log(
 
 
 
+def set_budget(
+    release: Release, *, budget: int | None, reason: str, environ: Mapping[str, str] | None = None
+) -> tuple[LogState, BudgetEntry]:
+    """Append a ``budget`` entry: the budget in force becomes ``budget`` (None: no budget), as long
+    as release.yaml declares at least as much (release.yaml may always lower it)."""
+    reason = check_reason(reason, what="budget change")
+    if budget is not None and budget < 1:
+        raise UsageError(f"budget {budget}: a budget is a positive whole number of reads (or 'none')")
+    log = open_log(release)
+    who, commit = reader(release.base_dir, environ)
+    with log.transaction() as tx:
+        try:
+            entry = tx.append_budget(when=utc_now(), who=who, commit=commit, budget=budget, reason=reason)
+        except LogError as exc:
+            raise UsageError(str(exc)) from None
+        return tx.state, entry
+
+
 def _budget_changes(state: LogState, declared: int | None) -> list[str]:
-    """Every change of the declared budget between reads: raising it is visible, never silent."""
+    """Every change of the budget between reads: raising it is visible, never silent."""
     notes: list[str] = []
-    previous = None
-    for entry in state.reads:
-        budget = entry.fields.budget
+    previous: tuple[str, int | None] | None = None
+    events = sorted(
+        [(entry.line, f"read {entry.seq}", entry.fields.budget) for entry in state.reads]
+        + [(entry.line, f"the budget entry at line {entry.line} ({printable(entry.reason)})", entry.budget) for entry in state.budgets]
+    )
+    for _, where, budget in events:
         if previous is not None and budget != previous[1]:
-            notes.append(f"the budget was {previous[1] or 'none'} at read {previous[0]} and {budget or 'none'} at read {entry.seq}")
-        previous = (entry.seq, budget)
+            notes.append(f"the budget was {_w(previous[1])} at {previous[0]} and {_w(budget)} at {where}")
+        previous = (where, budget)
     if previous is not None and previous[1] != declared:
-        notes.append(f"the budget was {previous[1] or 'none'} at read {previous[0]} and is {declared or 'none'} in release.yaml now")
+        notes.append(f"the budget was {_w(previous[1])} at {previous[0]} and is {_w(declared)} in release.yaml now")
     return notes
+
+
+def _w(budget: int | None) -> str:
+    return "none" if budget is None else str(budget)
+
+
+def budget_json(entry: BudgetEntry) -> dict[str, Any]:
+    return {
+        "when": entry.when, "who": entry.who, "commit": entry.commit, "budget": entry.budget, "reason": entry.reason,
+        "line": entry.line, "prev": entry.prev, "hash": entry.hash,
+    }
 
 
 def repair_json(entry: RepairEntry) -> dict[str, Any]:

@@ -21,7 +21,13 @@ with every control, format and line-separator character escaped, so a reason hol
 quote, a newline or a bidi override can neither forge a field nor a line nor hide text in a diff.
 
 A final line without its newline (a crash mid-append, oloproof/readslog_file.py) is a *torn tail*:
-not an entry, ignored here; one that lacks only the newline but verifies still counts.
+not an entry; one that lacks only the newline but verifies still counts. A torn line that begins
+with ``read N | `` is an *interrupted read*: its first half may already hold the score, so it counts
+against the budget, and the next append keeps it (ending its line) instead of cutting it. A
+complete line of that shape without a hash is the same interrupted read, kept.
+
+A ``budget`` entry (``oloproof holdout budget N --reason``) records a change of the budget in force,
+chained like a read; the budget in force is the one of the latest read or budget entry.
 
 This module is pure (text in, verified state out); the file, its lock and appends live in
 oloproof/readslog_file.py. A broken log is never rewritten. ``repair`` appends a ``repair`` entry that commits to the exact
@@ -65,6 +71,9 @@ READ_KEYS = (
     "who", "commit", "version", "set", "n", "criterion", "score", "interval", "method", "missing", "budget", "reason", "prev", "hash",
 )
 REPAIR_KEYS = ("who", "commit", "reads_used", "orphans", "found", "reason", "prev", "hash")
+BUDGET_KEYS = ("who", "commit", "budget", "reason", "prev", "hash")
+_INTERRUPTED = re.compile(rb"read ([1-9][0-9]{0,8}) \| ")
+_HASH_SUFFIX_BYTES = re.compile(rb" \| hash=[0-9a-f]{64}$")
 GENESIS_KEYS = ("format", "hash")
 
 
@@ -124,6 +133,21 @@ class RepairEntry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetEntry:
+    """A logged change of the budget in force (``oloproof holdout budget``), chained like a read."""
+
+    when: str
+    who: str
+    commit: str
+    budget: int | None  # None: no budget (unlimited reads)
+    reason: str
+    prev: str
+    hash: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Witness:
     """Evidence, outside the log, that a read happened: its outcome record (see holdout.py)."""
 
@@ -149,6 +173,10 @@ class LogState:
     exists: bool
     reads: tuple[ReadEntry, ...] = ()
     repairs: tuple[RepairEntry, ...] = ()
+    budgets: tuple[BudgetEntry, ...] = ()
+    interrupted: tuple[int, ...] = ()  # lines of interrupted reads (torn mid-append; they count)
+    budget_logged: bool = False  # some read or budget entry recorded a budget
+    logged_budget: int | None = None  # the budget of the latest read or budget entry (None: none)
     problems: tuple[Problem, ...] = ()  # unacknowledged: the log is tampered while there are any
     acknowledged: tuple[Problem, ...] = ()  # problems before a valid repair entry
     reads_used: int = 0  # what the budget counts: never less than the reads the log shows or implies
@@ -278,6 +306,21 @@ def render_repair(
     return f"{body} | hash={entry_hash(covers, body)}"
 
 
+def render_budget(when: str, *, who: str, commit: str, budget: int | None, reason: str, prev: str) -> str:
+    """A budget line that follows the entry whose hash is ``prev``."""
+    if not reason.strip():
+        raise ValueError("a budget change needs a non-empty reason")
+    if budget is not None and budget < 1:
+        raise ValueError("a budget is a positive whole number")
+    body = " | ".join(
+        (
+            "budget", when, f"who={value(who)}", f"commit={value(commit)}", f"budget={budget if budget is not None else 'none'}",
+            f"reason={quote(reason)}", f"prev={prev[:PREV_CHARS]}",
+        )
+    )
+    return f"{body} | hash={entry_hash(prev, body)}"
+
+
 def render_genesis(when: str) -> str:
     body = f"genesis | {when} | format={FORMAT}"
     return f"{body} | hash={entry_hash(ZERO, body)}"
@@ -404,7 +447,18 @@ def _parse_repair(parts: list[str], line_no: int, text: str) -> RepairEntry:
     )
 
 
-Parsed = ReadEntry | RepairEntry | Literal["genesis"]
+def _parse_budget(parts: list[str], line_no: int, text: str) -> BudgetEntry:
+    kv = _pairs(parts[2:], BUDGET_KEYS)
+    budget = None if kv["budget"] == "none" else _int(kv["budget"], "budget")
+    if budget == 0:
+        raise _Malformed("budget: must be at least 1")
+    return BudgetEntry(
+        when=parts[1], who=_text(kv["who"], "who"), commit=_text(kv["commit"], "commit"), budget=budget,
+        reason=_text(kv["reason"], "reason"), prev=kv["prev"], hash=kv["hash"], line=line_no, text=text,
+    )
+
+
+Parsed = ReadEntry | RepairEntry | BudgetEntry | Literal["genesis"]
 
 
 def parse_entry(text: str, line_no: int) -> Parsed:
@@ -421,6 +475,8 @@ def parse_entry(text: str, line_no: int) -> Parsed:
         return _parse_read(parts, line_no, text)
     if kind == "repair":
         return _parse_repair(parts, line_no, text)
+    if kind == "budget":
+        return _parse_budget(parts, line_no, text)
     if kind == "genesis":
         kv = _pairs(parts[2:], GENESIS_KEYS)
         if kv["format"] != FORMAT:
@@ -443,6 +499,10 @@ def _body_and_hash(text: str) -> tuple[str, str] | None:
 class _Walk:
     reads: list[ReadEntry] = field(default_factory=list)
     repairs: list[RepairEntry] = field(default_factory=list)
+    budgets: list[BudgetEntry] = field(default_factory=list)
+    interrupted: list[int] = field(default_factory=list)
+    budget_logged: bool = False
+    logged_budget: int | None = None
     problems: list[Problem] = field(default_factory=list)
     acknowledged: list[Problem] = field(default_factory=list)
     acknowledged_orphans: set[str] = field(default_factory=set)
@@ -512,15 +572,19 @@ def verify(data: bytes | None, *, shown: str, witnesses: Sequence[Witness] = ())
     if tail:
         tail_line = len(raw_lines) + 1
         probe = replace(
-            walk, reads=list(walk.reads), repairs=list(walk.repairs), problems=list(walk.problems),
-            acknowledged=list(walk.acknowledged), acknowledged_orphans=set(walk.acknowledged_orphans),
+            walk, reads=list(walk.reads), repairs=list(walk.repairs), budgets=list(walk.budgets), interrupted=list(walk.interrupted),
+            problems=list(walk.problems), acknowledged=list(walk.acknowledged), acknowledged_orphans=set(walk.acknowledged_orphans),
         )
         _visit(tail, tail_line, view[:complete], probe)
-        added = len(probe.reads) + len(probe.repairs) > len(walk.reads) + len(walk.repairs)
+        added = len(probe.reads) + len(probe.repairs) + len(probe.budgets) > len(walk.reads) + len(walk.repairs) + len(walk.budgets)
         if added and not any(problem.line == tail_line for problem in (*probe.problems, *probe.acknowledged)):
             walk = probe
             append_offset, need_newline = len(data), True
             notes.append(f"line {tail_line}: the last entry lacks its newline; the next append adds it")
+        elif len(probe.interrupted) > len(walk.interrupted):
+            # Half a read: its score may already have been seen, so it counts and is kept.
+            walk = probe
+            append_offset, need_newline = len(data), True
         else:
             torn = len(tail)
             notes.append(
@@ -528,8 +592,14 @@ def verify(data: bytes | None, *, shown: str, witnesses: Sequence[Witness] = ())
                 "it is ignored, and the next append removes it"
             )
     _check_witnesses(walk, witnesses, log_hashes={entry.hash for entry in walk.reads})
+    notes.extend(
+        f"line {line}: an interrupted read (the writer stopped mid-append, after the read began): it counts against "
+        "the budget, and is kept in the log" for line in walk.interrupted
+    )
     return LogState(
-        shown=shown, exists=True, reads=tuple(walk.reads), repairs=tuple(walk.repairs), problems=tuple(walk.problems),
+        shown=shown, exists=True, reads=tuple(walk.reads), repairs=tuple(walk.repairs), budgets=tuple(walk.budgets),
+        interrupted=tuple(walk.interrupted), budget_logged=walk.budget_logged, logged_budget=walk.logged_budget,
+        problems=tuple(walk.problems),
         acknowledged=tuple(walk.acknowledged), reads_used=_reads_used(walk, witnesses), head=walk.head,
         append_offset=append_offset, need_newline=need_newline, torn_bytes=torn, size=len(data),
         lines=len(raw_lines) + (1 if need_newline else 0), notes=tuple(notes),
@@ -558,6 +628,13 @@ def _visit(raw: bytes, line_no: int, before: memoryview, walk: _Walk) -> None:
     def broken(message: str) -> None:
         walk.problems.append(Problem(line=line_no, message=message))
 
+    interrupted = _INTERRUPTED.match(bytes(raw))
+    if interrupted is not None and _HASH_SUFFIX_BYTES.search(bytes(raw)) is None:
+        # A read whose append was cut short: not an entry, but a read (it may have shown its score).
+        walk.interrupted.append(line_no)
+        walk.counted = max(walk.counted + 1, int(interrupted[1]))
+        return
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -585,7 +662,7 @@ def _entry(text: str, line_no: int, before: memoryview, walk: _Walk, broken: Cal
         broken(f"not a valid entry ({why})")
         if split is not None:  # keep following the chain from the hash it claims
             walk.head = split[1]
-            if not text.startswith(("repair |", "genesis |")):
+            if not text.startswith(("repair |", "genesis |", "budget |")):
                 walk.counted += 1  # a garbled read still counts against the budget
         return
     assert split is not None
@@ -603,6 +680,17 @@ def _entry(text: str, line_no: int, before: memoryview, walk: _Walk, broken: Cal
             broken(message)
         walk.counted = max(walk.counted + 1, parsed.seq)
         walk.reads.append(parsed)
+        walk.budget_logged, walk.logged_budget = True, parsed.fields.budget
+        walk.head = stored
+        return
+    if isinstance(parsed, BudgetEntry):
+        expected = walk.head
+        if expected is None or parsed.prev != expected[:PREV_CHARS]:
+            broken(_describe_link(parsed.prev, expected, line_no, walk))
+        elif entry_hash(expected, body) != stored:
+            broken("a budget entry was edited after it was written (its hash does not match its text)")
+        walk.budgets.append(parsed)
+        walk.budget_logged, walk.logged_budget = True, parsed.budget
         walk.head = stored
         return
     covers = hashlib.sha256(before).hexdigest()

@@ -4,7 +4,8 @@ Appends are one ``write`` of the whole entry (and its newline) on an ``O_APPEND`
 then ``fsync``, under an exclusive ``flock`` on ``<log>.lock``. Concurrent writers serialise on the
 lock; whatever the caller does inside a transaction (check the budget, score the system) is atomic
 with respect to every other writer of the log. A crash or kill mid-write can leave at most a final
-line without its newline — a torn tail, which verification ignores and the next append cuts off.
+line without its newline — a torn tail, which the next append cuts off, unless it begins a read
+(``read N | ``): that one counts as a read and is kept, its line ended by the next append.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from oloproof.atomic import locked
 from oloproof.readslog import (
     PREV_CHARS,
+    BudgetEntry,
     LogError,
     LogState,
     ReadEntry,
@@ -27,15 +28,12 @@ from oloproof.readslog import (
     RepairEntry,
     Witness,
     new_log_prefix,
+    render_budget,
     render_genesis,
     render_read,
     render_repair,
     verify,
 )
-
-# Test-only hook: write half of an append, fsync, sleep this many seconds, then the rest, so a test
-# can kill the writer mid-append for real. Never set it outside tests.
-TEST_PAUSE_ENV = "OLOPROOF_TEST_APPEND_PAUSE"
 
 
 def _busy(lock_path: Path) -> bool:
@@ -130,6 +128,23 @@ class Transaction:
         line = state.lines + prefix.count("\n") + 1
         return ReadEntry(seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text)
 
+    def append_budget(self, *, when: str, who: str, commit: str, budget: int | None, reason: str) -> BudgetEntry:
+        """Record a change of the budget in force; refused (LogError) on a log that does not verify."""
+        state = self.state
+        if not state.intact:
+            raise LogError(f"{state.shown} fails its hash-chain check; repair it before changing the budget")
+        prefix = ""
+        head = state.head
+        if head is None:
+            genesis = render_genesis(when)
+            prefix, head = new_log_prefix(when), genesis[-64:]
+        text = render_budget(when, who=who, commit=commit, budget=budget, reason=reason, prev=head)
+        self._append(prefix + text + "\n")
+        return BudgetEntry(
+            when=when, who=who, commit=commit, budget=budget, reason=reason, prev=head[:PREV_CHARS], hash=text[-64:],
+            line=state.lines + prefix.count("\n") + 1, text=text,
+        )
+
     def append_repair(self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None) -> RepairEntry:
         """Acknowledge every problem of a broken log, keeping its lines as they are."""
         state = self.state
@@ -177,15 +192,8 @@ class Transaction:
             if os.fstat(fd).st_size != state.size:
                 raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")
             if state.torn_bytes:
-                # Cut a torn final line (an interrupted append) before writing after it.
+                # Cut a torn final line (an interrupted append that was not a read) before writing after it.
                 os.ftruncate(fd, state.append_offset)
-            pause = os.environ.get(TEST_PAUSE_ENV)
-            if pause:
-                half = len(data) // 2
-                _write_all(fd, data[:half])
-                os.fsync(fd)
-                time.sleep(float(pause))
-                data = data[half:]
             _write_all(fd, data)
             os.fsync(fd)
         finally:

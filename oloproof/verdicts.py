@@ -71,6 +71,8 @@ REASONS: dict[str, str] = {
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
+    "holdout_log_moved": "outcome records show reads of this holdout set under another log path: moving the log does not reset the budget",
+    "holdout_budget_unlogged": "holdout.budget was raised or removed in release.yaml without a logged `oloproof holdout budget` entry",
     "transform_declared": "a declared (numeric or categorical) transform: no person can confirm it keeps meaning, so its rate never decides",
     "transform_unlabelled": "some cases the image or text transform changed have no current human label saying the change kept their meaning",
     "transform_changes_meaning": "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness",

@@ -15,7 +15,7 @@ from conftest import ECHO, Project, labelled_cases, write_cases
 
 from oloproof.config import load_release
 from oloproof.holdout import read_for_gate, read_holdout
-from oloproof.holdout_records import OUTCOME_ORDER, load_outcome_records, outcome_vector
+from oloproof.holdout_records import OUTCOME_ORDER, case_keys, load_outcome_records, outcome_vector
 from oloproof.readslog import verify
 
 MARKER = "HOLDOUT-MARKER-7f3a"
@@ -382,14 +382,20 @@ def test_outcome_records_line_up_reads_of_the_same_set(project: Project) -> None
     assert sum(value for value in first.outcomes if value is not None) == 85
     assert first.outcomes == records[1].outcomes and first.set_digest == records[1].set_digest
     assert first.entry_hash == state(project).reads[0].hash
-    # the order depends only on the ids: shuffling the file changes neither digest nor vector
-    from oloproof.holdout import load_holdout
+    # the order depends only on the canonical lines: shuffling the file changes neither digest nor vector
+    import hashlib
 
-    testset = load_holdout(release)
     import numpy as np
 
+    from oloproof.holdout import cases_path, load_holdout
+
+    testset = load_holdout(release)
+    keys = case_keys(cases_path(release), testset)
     values = np.array([1.0 if case.inputs["answer"] == 1 else 0.0 for case in testset.cases])
-    assert outcome_vector(testset, values, "binary") == list(first.outcomes)
+    assert outcome_vector(testset, values, "binary", keys) == list(first.outcomes)
+    # ...and not on the ids: someone who can guess the ids cannot line the outcomes up with them
+    by_id = sorted(range(len(testset.cases)), key=lambda i: hashlib.sha256(testset.cases[i].id.encode()).hexdigest())
+    assert [int(values[i]) for i in by_id] != list(first.outcomes)
 
 
 def test_outputs_of_a_holdout_read_are_never_stored(project: Project) -> None:
@@ -469,9 +475,14 @@ def test_a_read_killed_mid_append_leaves_a_valid_log(project: Project) -> None:
     setup(project, budget=5)
     assert read(project, "one") == 0
     before = log_path(project).read_bytes()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "OLOPROOF_TEST_APPEND_PAUSE": "30"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    script = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from test_readslog import pause_mid_append\npause_mid_append()\n"
+        "from oloproof.cli import main\nraise SystemExit(main(sys.argv[1:]))\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "holdout", "run", "-c", project.config, "--reason", "killed"],
+        [sys.executable, "-c", script, "holdout", "run", "-c", project.config, "--reason", "killed"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
     try:
@@ -489,7 +500,7 @@ def test_a_read_killed_mid_append_leaves_a_valid_log(project: Project) -> None:
         if proc.poll() is None:
             proc.kill()
     assert project.cli("holdout", "status") == 0
-    assert state(project).reads_used == 1
+    assert state(project).reads_used == 2  # the killed read had written its score: it counts
     assert read(project, "after the kill") == 0
     final = state(project)
-    assert final.intact and [entry.seq for entry in final.reads] == [1, 2] and final.torn_bytes == 0
+    assert final.intact and [entry.seq for entry in final.reads] == [1, 3] and final.torn_bytes == 0 and final.reads_used == 3

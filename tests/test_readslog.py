@@ -300,18 +300,42 @@ def test_repair_of_an_intact_log_is_refused(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- torn writes
 
 
-def test_a_torn_final_line_is_ignored_and_cut_by_the_next_append(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cut", [20, 100, 250])
+def test_a_torn_read_counts_and_is_kept_by_the_next_append(tmp_path: Path, cut: int) -> None:
+    # The first half of a read may already hold its score: killing the writer must not un-spend it.
     log = make_log(tmp_path, reads=2)
     whole = log.path.read_bytes()
     line3 = render_read(3, WHEN, FIELDS, log.state().head or "")
-    log.path.write_bytes(whole + line3[:100].encode())
+    log.path.write_bytes(whole + line3.encode()[:cut])
     state = log.state()
-    assert state.intact and state.reads_used == 2 and state.torn_bytes == 100
-    assert "an incomplete final line (100 bytes, an interrupted append)" in state.notes[0]
+    assert state.intact and state.reads_used == 3 and state.torn_bytes == 0 and state.interrupted == (6,)
+    assert any("an interrupted read" in note for note in state.notes)
+    with log.transaction() as tx:
+        entry = tx.append_read(FIELDS, when=WHEN)
+    assert entry.seq == 4
+    data = log.path.read_bytes()
+    assert data.startswith(whole + line3.encode()[:cut] + b"\n") and data.count(b"\n") == whole.count(b"\n") + 2
+    after = log.state()
+    assert after.intact and after.reads_used == 4 and [e.seq for e in after.reads] == [1, 2, 4] and after.interrupted == (6,)
+
+
+def test_a_torn_line_that_is_not_a_read_is_cut_by_the_next_append(tmp_path: Path) -> None:
+    log = make_log(tmp_path, reads=2)
+    whole = log.path.read_bytes()
+    log.path.write_bytes(whole + b"repair | 2026-11-29T22:15:03Z | who=al")
+    state = log.state()
+    assert state.intact and state.reads_used == 2 and state.torn_bytes > 0
+    assert "an incomplete final line" in state.notes[0]
     with log.transaction() as tx:
         tx.append_read(FIELDS, when=WHEN)
     assert log.path.read_bytes().startswith(whole) and log.path.read_bytes().count(b"\n") == whole.count(b"\n") + 1
     assert log.state().intact and log.state().reads_used == 3
+
+
+def test_the_append_pause_hook_is_gone_from_production_code() -> None:
+    import oloproof.readslog_file as module
+
+    assert "OLOPROOF_TEST_APPEND_PAUSE" not in Path(module.__file__).read_text()
 
 
 def test_a_torn_first_write_leaves_a_log_with_no_reads(tmp_path: Path) -> None:
@@ -339,8 +363,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from test_readslog import FIELDS, WHEN
+from test_readslog import FIELDS, WHEN, pause_mid_append
 from oloproof.readslog_file import ReadsLog
+pause_mid_append()
 log = ReadsLog(Path(sys.argv[1]), shown="READS.log")
 with log.transaction() as tx:
     tx.append_read(replace(FIELDS, reason="killed mid-append"), when=WHEN)
@@ -351,9 +376,8 @@ with log.transaction() as tx:
 def test_sigkill_during_an_append_leaves_a_valid_log(tmp_path: Path, existing: int) -> None:
     log = make_log(tmp_path, reads=existing)
     before = log.path.read_bytes() if existing else b""
-    env = {**os.environ, "OLOPROOF_TEST_APPEND_PAUSE": "30"}
     script = _WRITER.format(tests=str(Path(__file__).parent))
-    proc = subprocess.Popen([sys.executable, "-c", script, str(log.path)], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", script, str(log.path)])
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -371,9 +395,30 @@ def test_sigkill_during_an_append_leaves_a_valid_log(tmp_path: Path, existing: i
     torn = log.path.read_bytes()
     assert torn.startswith(before) and not torn.endswith(b"\n")
     state = log.state()
-    assert state.intact and state.reads_used == existing and state.torn_bytes > 0
-    with log.transaction() as tx:  # the kill released the lock; the next append cuts the torn line
+    if existing:  # half a read: it counts, and is kept
+        assert state.intact and state.reads_used == existing + 1 and state.interrupted
+    else:  # half of the header and genesis of a new log (the read itself was not reached)
+        assert state.intact and state.reads_used == (1 if state.interrupted else 0)
+    used = state.reads_used
+    with log.transaction() as tx:  # the kill released the lock; the next append continues the log
         tx.append_read(FIELDS, when=WHEN)
     after = log.state()
-    assert after.intact and after.reads_used == existing + 1 and after.torn_bytes == 0
+    assert after.intact and after.reads_used == used + 1 and after.torn_bytes == 0
     assert log.path.read_bytes().startswith(before)
+
+
+def pause_mid_append(seconds: float = 30.0) -> None:
+    """For a writer run as a subprocess: write half of every append, fsync, sleep, then the rest,
+    so a test can kill it mid-append for real (no hook in production code)."""
+    import oloproof.readslog_file as module
+
+    write_all = module._write_all
+
+    def paused(fd: int, data: bytes) -> None:
+        half = len(data) // 2
+        write_all(fd, data[:half])
+        os.fsync(fd)
+        time.sleep(seconds)
+        write_all(fd, data[half:])
+
+    module._write_all = paused  # type: ignore[assignment]

@@ -1,9 +1,11 @@
-"""``oloproof holdout run|status|repair``: read the reserved holdout set against its budget."""
+"""``oloproof holdout run|status|repair|budget``: read the reserved holdout set against its budget."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from oloproof.cli import common
@@ -45,9 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "With no budget declared, suggest one from the set's size (STATISTICS.md §6).",
     )
     _add_config(status)
-    status.add_argument("--delta", type=float, metavar="FRACTION",
+    status.add_argument("--delta", type=_fraction("--delta"), metavar="FRACTION",
                         help="smallest difference the set must settle, for the suggested budget (e.g. 0.095 = 9.5 points)")
-    status.add_argument("--psi", type=float, default=0.12, metavar="FRACTION",
+    status.add_argument("--psi", type=_fraction("--psi"), default=0.12, metavar="FRACTION",
                         help="expected discordance between compared versions (default %(default)s)")
     status.add_argument("--since", metavar="GITREF", help="also check that the log only grew since this git commit (e.g. origin/main)")
     common.add_json(status)
@@ -63,6 +65,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     repair.add_argument("--reads-used", type=int, metavar="N", help="reads really made, when more were lost than the log shows")
     common.add_json(repair)
     repair.set_defaults(handler=handle_repair)
+
+
+    budget = actions.add_parser(
+        "budget", help="change the budget in force, with a logged reason",
+        description="Append a budget entry to the reads log: the budget in force becomes N ('none': no budget). "
+        "Raising a budget spends independence the holdout may no longer have; lowering it needs no entry "
+        "(lower holdout.budget in release.yaml). release.yaml's holdout.budget must not exceed the logged one.",
+    )
+    _add_config(budget)
+    budget.add_argument("budget", type=_budget_value, metavar="N", help="reads the set may serve in all ('none': no budget)")
+    budget.add_argument("--reason", required=True, metavar="TEXT", help="why the budget changes (required, logged)")
+    common.add_json(budget)
+    budget.set_defaults(handler=handle_budget)
+
+
+def _fraction(option: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} takes a fraction strictly between 0 and 1, e.g. 0.095; got {text!r}") from None
+        if not math.isfinite(number) or not 0.0 < number < 1.0:
+            raise argparse.ArgumentTypeError(
+                f"{option} takes a fraction strictly between 0 and 1 (0.095 = 9.5 points), got {text!r}"
+            )
+        return number
+
+    return parse
+
+
+def _budget_value(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a budget is a positive whole number of reads, or 'none'; got {text!r}")
+    return int(text)
 
 
 def _say(console: Console, text: str) -> None:
@@ -115,13 +153,13 @@ def handle_status(args: argparse.Namespace) -> int:
         _say(console, f"holdout set {status.set_shown}: {status.n} cases, {short(status.set_digest)}")
     else:
         _say(console, f"holdout set {status.set_shown}: not available here ({status.unavailable})")
-    if not state.exists:
+    if not state.intact:  # before existence: a deleted log with outcome records left is tampered, not new
+        chain = f"TAMPERED: {len(state.problems)} problem(s); holdout reads are refused (holdout_log_tampered)"
+    elif not state.exists:
         chain = "no reads yet (the file does not exist)"
     elif state.intact:
         chain = f"intact, hash chain verified ({len(state.reads)} read entries"
         chain += f", {len(state.repairs)} repair(s))" if state.repairs else ")"
-    else:
-        chain = f"TAMPERED: {len(state.problems)} problem(s); holdout reads are refused (holdout_log_tampered)"
     _say(console, f"log {status.log}: {chain}")
     for problem in state.problems:
         _say(console, f"  {problem}")
@@ -137,6 +175,14 @@ def handle_status(args: argparse.Namespace) -> int:
             f"repair at line {repair.line} ({repair.when}, {printable(repair.who)}): {printable(repair.reason)}; "
             f"it acknowledged: {printable(repair.found) or 'nothing'}",
         )
+    for change in state.budgets:
+        _say(
+            console,
+            f"budget entry at line {change.line} ({change.when}, {printable(change.who)}): budget "
+            f"{'none' if change.budget is None else change.budget}: {printable(change.reason)}",
+        )
+    if status.refused is not None and state.intact:
+        _say(console, f"holdout reads are refused ({', '.join(status.refused[0])}): {status.refused[1]}.")
     budget = status.budget
     _say(console, f"budget: {budget.text(hint=False)}")
     if budget.suggestion is not None:
@@ -198,4 +244,29 @@ def handle_repair(args: argparse.Namespace) -> int:
             "acknowledged": [{"line": p.line, "message": p.message} for p in before.problems],
         }
         common.write_json(args.json, data)
+    return 0
+
+
+def handle_budget(args: argparse.Namespace) -> int:
+    from oloproof.holdout_status import BUDGET_SCHEMA, budget_json, set_budget
+
+    release = common.load(args)
+    before, entry = set_budget(release, budget=args.budget, reason=args.reason)
+    console = common.console()
+    new = "none" if entry.budget is None else str(entry.budget)
+    old = "none" if not before.budget_logged or before.logged_budget is None else str(before.logged_budget)
+    _say(console, f"appended a budget entry to {before.shown} (line {entry.line}): budget {new} (logged before: "
+         f"{old if before.budget_logged else 'nothing'}); {before.reads_used} read(s) used")
+    raised = entry.budget is None or (before.budget_logged and (before.logged_budget is not None and entry.budget > before.logged_budget))
+    if raised:
+        _say(console, "note: raising a budget spends independence this holdout set may no longer have; a fresh set is the honest way on")
+    declared = release.holdout.budget if release.holdout is not None else None
+    if (declared is None and entry.budget is not None) or (declared is not None and entry.budget is not None and declared > entry.budget):
+        _say(console, f"note: declare holdout.budget: {new} in release.yaml (reads are refused while it exceeds the logged budget)")
+    elif declared is not None and (entry.budget is None or declared < entry.budget):
+        _say(console, f"note: release.yaml declares holdout.budget: {declared}, which stays in force while it is lower; "
+             f"declare holdout.budget: {new} there to use the logged budget" if entry.budget is not None else
+             f"note: release.yaml declares holdout.budget: {declared}, which stays in force; remove it to read without a budget")
+    if args.json:
+        common.write_json(args.json, {"schema": BUDGET_SCHEMA, "log": before.shown, "budget": budget_json(entry)})
     return 0

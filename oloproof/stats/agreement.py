@@ -74,7 +74,8 @@ def judge_agreement(
     p_e = float(rows @ cols)
     if p_e >= 1.0:
         return AgreementResult(n=n, agreement=agreement, kappa=math.nan, kappa_interval=None)
-    kappa = (p_o - p_e) / (1.0 - p_e)
+    # Clipped: with perfect agreement rounding can give 1.0000000000000004, outside kappa's range.
+    kappa = min(max((p_o - p_e) / (1.0 - p_e), -1.0), 1.0)
 
     # Fleiss, Cohen & Everitt (1969): non-null large-sample variance of kappa,
     #   Var = [A + B − C] / (n (1 − p_e)²), with
