@@ -8,7 +8,7 @@ turns into text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -49,7 +49,6 @@ class GateResult:
     checker: CheckerIdentity
     generated_at: str
     limitations: tuple[str, ...] = LIMITATIONS
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def version(self) -> str:

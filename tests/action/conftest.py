@@ -103,9 +103,9 @@ class ActionResult:
     outputs: dict[str, str]
 
     @property
-    def commands(self) -> list[str]:
-        """Workflow-command lines outside ``::stop-commands::`` blocks (what the runner acts on)."""
-        active: list[str] = []
+    def unprotected(self) -> list[str]:
+        """Every log line outside ``::stop-commands::`` blocks (what the runner parses for commands)."""
+        lines: list[str] = []
         stop: str | None = None
         for line in self.stdout.splitlines():
             if stop is not None:
@@ -115,9 +115,13 @@ class ActionResult:
             if line.startswith("::stop-commands::"):
                 stop = line[len("::stop-commands::") :]
                 continue
-            if line.startswith("::"):
-                active.append(line)
-        return active
+            lines.append(line)
+        return lines
+
+    @property
+    def commands(self) -> list[str]:
+        """Workflow-command lines outside ``::stop-commands::`` blocks (what the runner acts on)."""
+        return [line for line in self.unprotected if line.startswith("::")]
 
     def annotations(self, level: str) -> list[str]:
         return [line for line in self.commands if line.startswith(f"::{level}")]

@@ -23,19 +23,7 @@ def gh(action: ActionRun, fake_github: FakeGitHub) -> FakeGitHub:
 
 
 def unprotected(result: ActionResult) -> list[str]:
-    """Every log line outside ``::stop-commands::`` (what the runner parses for commands)."""
-    lines: list[str] = []
-    stop: str | None = None
-    for line in result.stdout.splitlines():
-        if stop is not None:
-            if line == f"::{stop}::":
-                stop = None
-            continue
-        if line.startswith("::stop-commands::"):
-            stop = line[len("::stop-commands::") :]
-            continue
-        lines.append(line)
-    return lines
+    return result.unprotected
 
 
 def runner_commands(result: ActionResult) -> list[str]:
