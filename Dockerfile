@@ -39,5 +39,5 @@ ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     VIRTUAL_ENV=/opt/oloproof \
     PATH=/opt/oloproof/bin:$PATH
-RUN /opt/oloproof/bin/python -c "import oloproof.action, numpy, scipy.stats, yaml, PIL, rich, orjson, regex"
+RUN /opt/oloproof/bin/python -c "import oloproof.action.main, numpy, scipy.stats, yaml, PIL, rich, orjson, regex"
 ENTRYPOINT ["/opt/oloproof/bin/python", "/action/entrypoint.py"]

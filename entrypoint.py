@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from oloproof.action import main
+from oloproof.action.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from oloproof.cli import main as cli
+    from oloproof.cli.main import main as cli
 
     print(f"{'cases':>8} {'gate median':>12} {'µs/case':>9} {'floor (parse)':>14} {'overhead µs/case':>17} {'gate/floor':>11}")
     per_case: list[float] = []

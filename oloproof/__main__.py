@@ -1,3 +1,3 @@
-from oloproof.cli import main
+from oloproof.cli.main import main
 
 raise SystemExit(main())

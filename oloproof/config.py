@@ -8,62 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 
-from oloproof.errors import ConfigError, UsageError
-from oloproof.evaluators import REGISTRY, Evaluator, SpecError
-from oloproof.evaluators.base import Where
-from oloproof.metamorphic import METAMORPHIC, MetamorphicSpec, build_metamorphic
+from oloproof.errors import ConfigError
+from oloproof.evaluators.base import Evaluator, SpecError, Where
+from oloproof.evaluators.registry import REGISTRY
+from oloproof.files import display_path, read_text
+from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout
+from oloproof.leakage.spec import LEAKAGE
+from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
-from oloproof.seeds import SEEDS, SeedsSpec, load_seeds_file, parse_seeds
-
-SYSTEM = Obj(
-    {
-        "version": Prop(Scalar("str", nonempty=True), required=True, doc="Name recorded with every run of this system."),
-        "command": Prop(
-            AnyOf((Scalar("str", nonempty=True), Seq(Scalar("str"), min_items=1))),
-            doc="Command that reads cases as JSONL on stdin and writes outputs as JSONL on stdout. "
-            "Split like a shell would, but never run through one. Omit it to gate imported outputs only.",
-        ),
-        "timeout_s": Prop(Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."),
-        "batch_size": Prop(Scalar("int", minimum=1), default=1000, doc="Cases per call of the command."),
-    },
-    doc="The system under test.",
-)
-
-TESTSET = Obj({"cases": Prop(Scalar("str", nonempty=True), required=True, doc="JSONL test set (the dev set).")})
-
-HOLDOUT = Obj(
-    {
-        "cases": Prop(
-            Scalar("str", nonempty=True), required=True,
-            doc="JSONL holdout set. May name an environment variable as ${VAR} (e.g. a CI secret path).",
-        ),
-        "budget": Prop(Scalar("int", minimum=1), doc="How many reads the set may serve; `oloproof holdout status` suggests one."),
-        "log": Prop(Scalar("str", nonempty=True), default="evals/holdout/READS.log", doc="Append-only log of every read."),
-        "criterion": Prop(
-            Scalar("str", nonempty=True),
-            doc="Criterion the holdout score reads (default: the criterion of the policy's first rule).",
-        ),
-    },
-    doc="The reserved holdout set, read only with a reason, against a budget.",
-)
+from oloproof.seeds.spec import SEEDS, SeedsSpec, load_seeds_file, parse_seeds
+from oloproof.system import SYSTEM, SystemSpec, build_system
+from oloproof.testset import TESTSET
 
 RELEASE = Obj(
     {
         "system": Prop(SYSTEM, required=True, doc="The system under test."),
         "testset": Prop(TESTSET, required=True, doc="The test set the gate decides on."),
-        "leakage": Prop(
-            Scalar("str", enum=("required", "optional")),
-            doc="required: the gate is BLOCKED until a clean leakage check of this test set is recorded.",
-        ),
+        "leakage": LEAKAGE,
         "evaluators": Prop(
             Seq(Tagged("type", {name: kind.schema for name, kind in REGISTRY.items()}), min_items=1,
                 min_message="declare at least one evaluator"),
@@ -80,30 +48,6 @@ RELEASE = Obj(
     title="oloproof release.yaml",
     doc="What to gate, on which evidence, by which policy.",
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SystemSpec:
-    version: str
-    command: str | tuple[str, ...] | None
-    timeout_s: float
-    batch_size: int
-    line: int | None
-
-    @property
-    def command_text(self) -> str | None:
-        if self.command is None or isinstance(self.command, str):
-            return self.command
-        return " ".join(self.command)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HoldoutSpec:
-    cases: str  # as written, possibly with ${VAR}
-    budget: int | None
-    log: str
-    criterion: str
-    line: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,32 +71,6 @@ class Release:
 
     def criteria(self) -> dict[str, Evaluator]:
         return {evaluator.criterion: evaluator for evaluator in self.evaluators}
-
-
-
-def read_text(file: Path, shown: str) -> str:
-    try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{shown}: file not found") from None
-    except IsADirectoryError:
-        raise UsageError(f"{shown}: is a directory, expected a YAML file") from None
-    except OSError as exc:
-        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(shown, line, "", "not valid UTF-8") from None
-
-
-def display_path(file: Path) -> str:
-    """How a file is named to people: relative to the working directory when that is shorter."""
-    try:
-        relative = os.path.relpath(file)
-    except ValueError:  # pragma: no cover - different drive on Windows
-        return str(file)
-    return relative if not relative.startswith("../../") else str(file)
 
 
 def load_release(path: str | os.PathLike[str]) -> Release:
@@ -191,10 +109,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
                 "and always uses the exact Clopper-Pearson interval",
             )
 
-    system = data["system"]
-    command = system["command"]
-    if isinstance(command, str):
-        check_command(command, lambda message: doc.error("system.command", message))
+    system = build_system(data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message))
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
         require_criterion(by_criterion, holdout["criterion"], doc.path, doc.line("holdout.criterion"), "holdout.criterion", single_run=True)
@@ -214,20 +129,14 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return Release(
         path=shown, file=file, base_dir=base_dir,
-        system=SystemSpec(
-            version=system["version"], command=command if command is None or isinstance(command, str) else tuple(command),
-            timeout_s=float(system["timeout_s"]), batch_size=int(system["batch_size"]), line=doc.line("system.command"),
-        ),
+        system=system,
         testset_path=data["testset"]["cases"],
         leakage=data["leakage"],
         evaluators=evaluators,
         policy=policy,
         seeds=seeds,
         metamorphic=metamorphic,
-        holdout=None if holdout is None else HoldoutSpec(
-            cases=holdout["cases"], budget=holdout["budget"], log=holdout["log"],
-            criterion=holdout["criterion"] or policy.rules[0].criterion, line=doc.line("holdout"),
-        ),
+        holdout=None if holdout is None else build_holdout(holdout, default_criterion=policy.rules[0].criterion, line=doc.line("holdout")),
         document=doc,
         digest=digest,
     )
@@ -241,15 +150,6 @@ def resolve_path(base_dir: Path, value: str) -> Path:
     """A path from a config file: ``~`` expanded, relative to the file's directory."""
     path = Path(os.path.expanduser(value))
     return path if path.is_absolute() else base_dir / path
-
-
-def check_command(command: str, error: Callable[[str], Exception]) -> None:
-    """Split a command string now, so a quoting mistake is a config error, not a crash later."""
-    try:
-        if not shlex.split(command):
-            raise error("the command is empty")
-    except ValueError as exc:
-        raise error(f"cannot split the command: {exc}") from None
 
 
 def require_criterion(

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Literal
 
-from oloproof.verdicts import RuleResult, Verdict
+from oloproof.result import RuleResult
+from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     from oloproof.evaluators.base import CriterionOutcome
@@ -43,9 +44,9 @@ def compute_interval(
     outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: TestSet
 ) -> tuple[Interval | None, dict[str, object], list[str]]:
     """The interval for ``rule`` on ``outcome``, extra details, and method reason codes."""
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
-    from oloproof.stats import binomial, bounded, clustered
+    from oloproof.stats import binomial, bounded, clustered  # lazy: start-up
 
     values = outcome.values
     n = int(values.size)
@@ -79,9 +80,9 @@ def compute_interval(
 
 
 def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
-    from oloproof.stats.resolution import detectable_distance
+    from oloproof.stats.resolution import detectable_distance  # lazy: start-up
 
     values = outcome.values
     n = int(values.size)
@@ -129,7 +130,7 @@ def _verdict(
     kind: str, resolution: float | None,
 ) -> tuple[Verdict, tuple[str, ...], str]:
     """The verdict, its reason codes (``given`` plus the decision's own) and its sentence."""
-    from oloproof.stats.binomial import min_cases_to_pass, min_cases_to_pass_max
+    from oloproof.stats.binomial import min_cases_to_pass, min_cases_to_pass_max  # lazy: start-up
 
     reasons = list(given)
 
@@ -192,11 +193,11 @@ def decide_regression(
     (exact; STATISTICS.md §4). Missing outputs are imputed against the new version for the lower
     bound and in its favour for the upper, so missing outputs alone never PASS or FAIL.
     """
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
-    from oloproof.stats.interval import Interval
-    from oloproof.stats.paired import paired_counts, paired_difference
-    from oloproof.stats.resolution import paired_mdd
+    from oloproof.stats.interval import Interval  # lazy: start-up
+    from oloproof.stats.paired import paired_counts, paired_difference  # lazy: start-up
+    from oloproof.stats.resolution import paired_mdd  # lazy: start-up
 
     common = dict(
         rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, n=int(now.values.size),

@@ -1,4 +1,5 @@
-"""Writes that a crash, an interrupt or a second writer can never leave half done."""
+"""Files: reading config files with clear errors, how paths are shown, and writes that a crash,
+an interrupt or a second writer can never leave half done."""
 
 from __future__ import annotations
 
@@ -9,6 +10,36 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from oloproof.errors import ConfigError, UsageError
+
+STORE_DIR = ".oloproof"  # the evidence directory beside release.yaml (runs, records), committed
+
+
+def read_text(file: Path, shown: str) -> str:
+    """A config file's text; a missing or unreadable file is a usage error, bad UTF-8 names the line."""
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{shown}: file not found") from None
+    except IsADirectoryError:
+        raise UsageError(f"{shown}: is a directory, expected a YAML file") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(shown, line, "", "not valid UTF-8") from None
+
+
+def display_path(file: Path) -> str:
+    """How a file is named to people: relative to the working directory when that is shorter."""
+    try:
+        relative = os.path.relpath(file)
+    except ValueError:  # pragma: no cover - different drive on Windows
+        return str(file)
+    return relative if not relative.startswith("../../") else str(file)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,64 +1,43 @@
 """The gate: from release.yaml to one verdict per rule, and the gate's verdict.
 
-Pure orchestration: load, precheck, get a run (reuse or execute), evaluate, decide. The
-result is one object that every renderer (terminal, JSON, JUnit, Markdown, annotations)
-turns into text.
+The composition root: it lists the capabilities' checks (``registry``) and orchestrates — load,
+precheck, get a run (reuse or execute), evaluate, decide. The result (``oloproof.result``) is
+one object that every renderer (terminal, JSON, JUnit, Markdown, annotations) turns into text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from oloproof.checks import CheckReport, GateContext, registry
+from oloproof.checks import GateCheck, GateContext
 from oloproof.config import Release
 from oloproof.decide import decide_regression, decide_rule
-from oloproof.errors import UsageError
+from oloproof.errors import ConfigError, StoreError, UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
-from oloproof.identity import CheckerIdentity, checker_identity
+from oloproof.evaluators.metamorphic import rule_note
+from oloproof.files import display_path
+from oloproof.holdout.cases import refuse_holdout_as_dev_set
+from oloproof.holdout.check import HoldoutCheck
+from oloproof.identity import checker_identity
+from oloproof.leakage.check import LeakageCheck
+from oloproof.metamorphic.variants import LIMITATIONS as METAMORPHIC_LIMITATIONS
+from oloproof.metamorphic.variants import VariantProvider
 from oloproof.policy import Policy, Rule
+from oloproof.result import LIMITATIONS, GateResult, RuleResult
+from oloproof.run import execute
 from oloproof.runstore import RunRecord, RunStore
+from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
-from oloproof.verdicts import RuleResult, Verdict, worst
-
-GATE_SCHEMA = "oloproof.gate/1"
-
-# What the gate's evidence cannot tell, whatever its verdict (shown in every report).
-LIMITATIONS = (
-    "The interval covers sampling noise over these test cases only; it says nothing about inputs unlike them "
-    "(other populations, later data, an attacker's search).",
-    "A clean verdict on a set that tuning decisions were made on measures quality plus fit to that set: "
-    "use a holdout read for an independent figure.",
-    "Outputs were scored by the declared evaluators only; properties no evaluator checks were not examined.",
-)
+from oloproof.verdicts import Verdict, worst
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GateResult:
-    verdict: Verdict
-    rules: tuple[RuleResult, ...]
-    checks: tuple[CheckReport, ...]
-    release: Release
-    testset: TestSet
-    run: RunRecord | None
-    run_reused: bool
-    outcomes: dict[str, CriterionOutcome]
-    problems: tuple[str, ...]
-    checker: CheckerIdentity
-    generated_at: str
-    limitations: tuple[str, ...] = LIMITATIONS
-
-    @property
-    def version(self) -> str:
-        """The system version the verdict is about: the gated run's (``--run`` may name another
-        version than release.yaml declares; every renderer says so)."""
-        return self.run.version if self.run is not None else self.release.system.version
-
-    @property
-    def version_differs(self) -> bool:
-        return self.version != self.release.system.version
+def registry() -> dict[str, GateCheck]:
+    """Every gate check, by name, in the order they run: the one list of capabilities (a new one
+    is its package and one line here; nothing below the gate imports a capability)."""
+    return {"leakage": LeakageCheck(), "holdout": HoldoutCheck(), "seeds": SeedsCheck()}
 
 
 def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> RunRecord | None:
@@ -80,9 +59,6 @@ def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> Ru
 
 
 def load_dev_testset(release: Release) -> TestSet:
-    from oloproof.config import display_path
-    from oloproof.holdout import refuse_holdout_as_dev_set
-
     path = release.resolve(release.testset_path)
     testset = load_testset(path, display=display_path(path))
     refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
@@ -97,7 +73,6 @@ def run_gate(
     quiet: bool = True,
     on_batch: Callable[[int, int], None] | None = None,
 ) -> GateResult:
-
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet)
@@ -126,8 +101,6 @@ def run_gate(
     invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
     variants = None
     if release.metamorphic is not None:
-        from oloproof.metamorphic.variants import VariantProvider
-
         variants = VariantProvider(release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch)
     eval_ctx = EvalContext(
         testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet, variants=variants,
@@ -172,8 +145,6 @@ def _obtain_run(
     Finding and making a run happen under a lock per (version, test set), so two gates started
     together run the system once and the second reuses the first's run.
     """
-    from oloproof.run import execute
-
     if run_ref is not None:
         record = store.resolve(run_ref)
         if record.testset_digest != testset.digest:
@@ -208,8 +179,6 @@ def _preflight(release: Release, testset: TestSet) -> None:
 
 
 def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord]:
-    from oloproof.errors import ConfigError, StoreError
-
     baselines: dict[str, RunRecord] = {}
     for rule in release.policy.rules:
         if rule.baseline is None:
@@ -225,8 +194,6 @@ def _decide_regression(
     rule: Rule, now: CriterionOutcome, ctx: EvalContext, store: RunStore, release: Release, baseline: RunRecord, gated: RunRecord
 ) -> RuleResult:
     """Evaluate the baseline run with the same evaluator, then decide on the paired interval."""
-    from dataclasses import replace
-
     label = f"{rule.baseline} (run {baseline.run_id}, version {baseline.version})"
     if baseline.run_id == gated.run_id or baseline.version == gated.version:
         return RuleResult.undecided(
@@ -257,19 +224,13 @@ def _decide_regression(
 def limitations_for(release: Release) -> tuple[str, ...]:
     if release.metamorphic is None:
         return LIMITATIONS
-    from oloproof.metamorphic import LIMITATIONS as METAMORPHIC_LIMITATIONS
-
     return LIMITATIONS + METAMORPHIC_LIMITATIONS
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
     """Decide on the cases the outcome covers: every case, or (``case_ids``) those a transform changed."""
-    from dataclasses import replace
-
     if outcome.case_ids is None:
         return decide_rule(rule, outcome, policy, testset)
-    from oloproof.evaluators.metamorphic import rule_note
-
     if not outcome.case_ids:
         return RuleResult.undecided(
             rule, Verdict.INSUFFICIENT_EVIDENCE, tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))), n=0,
@@ -284,7 +245,5 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
 
 
 def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:
-    from dataclasses import replace
-
     merged = tuple(dict.fromkeys(outcome.reasons + codes))
     return replace(outcome, reasons=merged)

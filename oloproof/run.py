@@ -6,11 +6,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from oloproof.config import Release, check_command
+from oloproof.config import Release
 from oloproof.errors import ConfigError, DataError, UsageError
 from oloproof.identity import checker_identity
+from oloproof.process import Collected, CommandNotFound, collect_lines, run_batches
 from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
-from oloproof.system import Collected, CommandNotFound, collect_lines, run_batches
+from oloproof.system import check_command
 from oloproof.testset import TestSet
 
 

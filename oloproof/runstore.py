@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from oloproof.atomic import atomic_write_bytes, atomic_write_dir, locked
 from oloproof.errors import StoreError
+from oloproof.files import atomic_write_bytes, atomic_write_dir, locked
 from oloproof.jsonl import dumps_line
 
 RUN_SCHEMA = "oloproof.run/1"

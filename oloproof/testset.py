@@ -14,6 +14,10 @@ from typing import Any, NamedTuple, NewType
 
 from oloproof.errors import DataError
 from oloproof.jsonl import dumps_line, iter_objects
+from oloproof.schema import Obj, Prop, Scalar
+
+# The ``testset:`` section of release.yaml.
+TESTSET = Obj({"cases": Prop(Scalar("str", nonempty=True), required=True, doc="JSONL test set (the dev set).")})
 
 CaseId = NewType("CaseId", str)
 

@@ -1,4 +1,4 @@
-"""Verdicts, reason codes and the result of one rule.
+"""Verdicts and reason codes (one rule's result is ``oloproof.result.RuleResult``).
 
 The gate's verdict is the worst of its rules' verdicts, in the order of ``Verdict`` below.
 Reason codes are stable strings (documented in docs/verdicts.md; a test keeps the two in
@@ -8,14 +8,8 @@ step): scripts may match on them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ExitCode
-from oloproof.stats.interval import Interval
-
-if TYPE_CHECKING:
-    from oloproof.policy import Rule
 
 
 class Verdict(str, enum.Enum):
@@ -78,34 +72,3 @@ REASONS: dict[str, str] = {
     "transform_changes_meaning": "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness",
     "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
 }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RuleResult:
-    rule_id: str
-    criterion: str
-    kind: str  # min | max | regression | precondition
-    threshold: float | None
-    verdict: Verdict
-    reasons: tuple[str, ...]
-    sentence: str  # one sentence a person can act on
-    interval: Interval | None
-    n: int  # cases the interval counts (missing included)
-    passes: float | None  # passes (or sum of scores) among answered cases
-    missing: int
-    resolution: float | None  # smallest distance from the threshold this set can resolve
-    source: str  # file where the rule is declared
-    line: int | None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def undecided(
-        cls, rule: Rule, verdict: Verdict, reasons: tuple[str, ...], *, n: int, sentence: str, missing: int = 0,
-        interval: Interval | None = None, details: dict[str, Any] | None = None,
-    ) -> RuleResult:
-        """A rule that gets no verdict from an interval (blocked, invalid, no method)."""
-        return cls(
-            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
-            reasons=reasons, sentence=sentence, interval=interval, n=n, passes=None, missing=missing, resolution=None,
-            source=rule.source, line=rule.line, details=details or {},
-        )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ECHO = FIXTURES / "echo_system.py"

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from oloproof.cli import build_parser
+from oloproof.cli.main import build_parser
 from oloproof.cli.schema import json_schema
 from oloproof.verdicts import REASONS
 

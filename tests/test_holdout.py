@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,9 +15,12 @@ import pytest
 from conftest import ECHO, Project, labelled_cases, write_cases
 
 from oloproof.config import load_release
-from oloproof.holdout import read_for_gate, read_holdout
-from oloproof.holdout_records import OUTCOME_ORDER, case_keys, load_outcome_records, outcome_vector
-from oloproof.readslog import verify
+from oloproof.action.github import ActionEnv
+from oloproof.action.main import read_holdout as action_read
+from oloproof.action.session import Session
+from oloproof.holdout.read import read_holdout
+from oloproof.holdout.records import OUTCOME_ORDER, case_keys, load_outcome_records, outcome_vector
+from oloproof.holdout.verify import verify
 
 MARKER = "HOLDOUT-MARKER-7f3a"
 
@@ -387,7 +391,7 @@ def test_outcome_records_line_up_reads_of_the_same_set(project: Project) -> None
 
     import numpy as np
 
-    from oloproof.holdout import cases_path, load_holdout
+    from oloproof.holdout.cases import cases_path, load_holdout
 
     testset = load_holdout(release)
     keys = case_keys(cases_path(release), testset)
@@ -405,25 +409,34 @@ def test_outputs_of_a_holdout_read_are_never_stored(project: Project) -> None:
     assert not runs.exists() or not any(runs.iterdir())
 
 
+def action_session(project: Project, actor: str = "octocat") -> Session:
+    environ = {"GITHUB_ACTOR": actor, "GITHUB_SHA": "f" * 40, "GITHUB_WORKSPACE": str(project.root)}
+    return Session(env=ActionEnv.from_environ(environ), out=io.StringIO(), environ=environ)
+
+
 def test_read_function_for_the_action(project: Project) -> None:
     setup(project, budget=1)
     release = load_release(project.config)
     waited: list[bool] = []
-    first = read_holdout(release, reason="from the action", on_wait=lambda: waited.append(True))
+    first = read_holdout(release, reason="from the action", on_wait=lambda: waited.append(True), who="ci-bot", commit="0123456789ab")
     assert first.verdict is None and first.exit_code == 0 and first.entry is not None and first.entry.seq == 1
-    second = read_holdout(release, reason="again")
+    assert (first.entry.fields.who, first.entry.fields.commit) == ("ci-bot", "0123456789ab")
+    second = read_holdout(release, reason="again", who="ci-bot", commit="0123456789ab")
     assert second.exit_code == 3 and second.reasons == ("holdout_budget_spent",)
-    report = read_for_gate(release, reason="from the action, again")
+    report = action_read(action_session(project), release, reason="from the action, again")
     assert report.name == "holdout-read" and report.verdict is not None and report.verdict.value == "BLOCKED"
     assert report.reasons == ("holdout_budget_spent",) and report.data["schema"] == "oloproof.holdout-read/1"
 
 
-def test_read_for_gate_reports_the_score_with_its_set(project: Project) -> None:
+def test_the_actions_read_reports_the_score_with_its_set_and_the_runs_actor(project: Project) -> None:
     setup(project)
-    report = read_for_gate(load_release(project.config), reason="release v1.2")
+    report = action_read(action_session(project), load_release(project.config), reason="release v1.2")
     assert report.verdict is None and report.status.startswith("holdout score: 0.708 (85/120), 95% interval")
     assert "— holdout set sha256:" in report.status
-    assert report.sentence == "appended to evals/holdout/READS.log (run 1 of 20 in budget)"
+    assert report.sentence == "Read for: release v1.2"
+    assert report.lines[0] == "appended to evals/holdout/READS.log (run 1 of 20 in budget)"
+    [entry] = state(project).reads
+    assert entry.fields.who == "octocat"
 
 
 # --------------------------------------------------------------------------- concurrency, for real
@@ -479,7 +492,7 @@ def test_a_read_killed_mid_append_leaves_a_valid_log(project: Project) -> None:
     script = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from test_readslog import pause_mid_append\npause_mid_append()\n"
-        "from oloproof.cli import main\nraise SystemExit(main(sys.argv[1:]))\n"
+        "from oloproof.cli.main import main\nraise SystemExit(main(sys.argv[1:]))\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", script, "holdout", "run", "-c", project.config, "--reason", "killed"],

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import Project
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "leakage"
 MARKER = "zq-private-marker-7731"

@@ -17,23 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oloproof.errors import DataError
-from oloproof.leakage import (
-    MISSING,
-    Token,
-    build_plan,
-    case_leaves,
-    json_getters,
-    lookup_candidates,
-    normalise_case_value,
-    normalise_string,
-    normalise_text,
-    normalise_value,
-    resolve,
-    rounding_buckets,
-)
-from oloproof.leakage_io import detect
-from oloproof.leakage_match import Matcher
-from oloproof.leakage_scan import scan_training, split_ranges
+from oloproof.leakage.normalise import MISSING, Token, normalise_case_value, normalise_string, normalise_text, normalise_value
+from oloproof.leakage.plan import build_plan, case_leaves, json_getters, lookup_candidates, resolve, rounding_buckets
+from oloproof.leakage.readers import detect
+from oloproof.leakage.match import Matcher
+from oloproof.leakage.scan import scan_training, split_ranges
 from oloproof.testset import load_testset
 
 # --------------------------------------------------------------------------- normalisation
@@ -229,9 +217,9 @@ def test_split_ranges_start_after_newlines(tmp_path: Path) -> None:
 
 
 def test_workers_find_what_one_process_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import oloproof.leakage_scan
+    import oloproof.leakage.scan
 
-    monkeypatch.setattr(oloproof.leakage_scan, "usable_cpus", lambda: 8)  # three ranges even on a small machine
+    monkeypatch.setattr(oloproof.leakage.scan, "usable_cpus", lambda: 8)  # three ranges even on a small machine
     cases, rows = _many_rows(tmp_path, 3000)
     testset = load_testset(cases)
     results = []

@@ -15,8 +15,8 @@ import pytest
 from conftest import Project
 
 from oloproof.errors import DataError
-from oloproof.leakage import normalise_string, normalise_text, normalise_value
-from oloproof.leakage_io import detect
+from oloproof.leakage.normalise import normalise_string, normalise_text, normalise_value
+from oloproof.leakage.readers import detect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "leakage"
 
@@ -179,7 +179,7 @@ def test_a_deeply_nested_value_is_a_malformed_row(leaky: Project, tmp_path: Path
 
 
 def test_a_worker_resets_the_signal_handlers_it_inherits(monkeypatch: pytest.MonkeyPatch) -> None:
-    from oloproof import leakage_scan
+    from oloproof.leakage import scan as leakage_scan
 
     def report(*_: Any) -> tuple[str, Any]:
         return "ok", (signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, signal.getsignal(signal.SIGINT) == signal.SIG_DFL)
@@ -199,7 +199,7 @@ def test_a_worker_resets_the_signal_handlers_it_inherits(monkeypatch: pytest.Mon
 
 
 def test_jobs_are_clamped_to_the_usable_cpus() -> None:
-    from oloproof.leakage_scan import _workers
+    from oloproof.leakage.scan import _workers
 
     usable = len(os.sched_getaffinity(0))
     assert _workers(10_000) == usable

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 from oloproof.errors import ExitCode
 from tests.conftest import Project, write_cases
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 from oloproof.errors import ExitCode
 from tests.conftest import ECHO, FIXTURES, write_cases
 

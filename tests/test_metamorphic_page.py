@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 from oloproof.config import load_release
 from oloproof.gate import load_dev_testset
-from oloproof.metamorphic.page import CSP
+from oloproof.report.labels_page import CSP
 from oloproof.metamorphic.variants import transformed_cases
 from tests.conftest import FIXTURES, write_cases
 from tests.fixtures.metamorphic.chromium import Browser, chromium_path

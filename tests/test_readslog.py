@@ -16,19 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oloproof.readslog import (
-    HEADER,
-    LogError,
-    ReadFields,
-    Witness,
-    entry_hash,
-    parse_entry,
-    quote,
-    render_read,
-    split_fields,
-    verify,
-)
-from oloproof.readslog_file import ReadsLog
+from oloproof.holdout.log import HEADER, LogError, ReadFields, Witness, entry_hash, quote, render_read
+from oloproof.holdout.verify import parse_entry, split_fields, verify
+from oloproof.holdout.logfile import ReadsLog
 
 FIELDS = ReadFields(
     who="alice", commit="3f2a9c1d0b7e", version="prompt-v1", set_digest="sha256:" + "ab" * 32, n=120, criterion="correct",
@@ -333,7 +323,7 @@ def test_a_torn_line_that_is_not_a_read_is_cut_by_the_next_append(tmp_path: Path
 
 
 def test_the_append_pause_hook_is_gone_from_production_code() -> None:
-    import oloproof.readslog_file as module
+    import oloproof.holdout.logfile as module
 
     assert "OLOPROOF_TEST_APPEND_PAUSE" not in Path(module.__file__).read_text()
 
@@ -364,7 +354,7 @@ from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_readslog import FIELDS, WHEN, pause_mid_append
-from oloproof.readslog_file import ReadsLog
+from oloproof.holdout.logfile import ReadsLog
 pause_mid_append()
 log = ReadsLog(Path(sys.argv[1]), shown="READS.log")
 with log.transaction() as tx:
@@ -410,7 +400,7 @@ def test_sigkill_during_an_append_leaves_a_valid_log(tmp_path: Path, existing: i
 def pause_mid_append(seconds: float = 30.0) -> None:
     """For a writer run as a subprocess: write half of every append, fsync, sleep, then the rest,
     so a test can kill it mid-append for real (no hook in production code)."""
-    import oloproof.readslog_file as module
+    import oloproof.holdout.logfile as module
 
     write_all = module._write_all
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,7 +30,7 @@ def add_quiet(parser: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace) -> Release:
-    from oloproof.config import load_release
+    from oloproof.config import load_release  # lazy: start-up
 
     return load_release(args.config)
 
@@ -41,14 +44,13 @@ def console(stderr: bool = False) -> Console:
     """A console for people. Markup is off: rule ids, versions and paths are printed as
     written, never read as rich markup. A closed or broken stdout silences it instead of
     changing the command's exit code (the verdict is the exit code, whoever reads the text)."""
-    import io
 
-    from rich.console import Console
+    from rich.console import Console  # lazy: start-up
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True
-            _silence_stdout()
+            silence_stdout()
 
     stream = sys.stderr if stderr else sys.stdout
     if stream is None:  # started with the stream closed
@@ -58,7 +60,8 @@ def console(stderr: bool = False) -> Console:
     return _Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, markup=False)
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
+    """Point stdout at /dev/null: a reader that went away must not turn into an error later."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -69,7 +72,7 @@ def _silence_stdout() -> None:
 def check_outputs(*paths: str | None) -> None:
     """Refuse report paths that cannot be written before any work is done, so a verdict is
     never computed and then lost (a directory, or a parent that cannot be created)."""
-    from oloproof.errors import UsageError
+    from oloproof.errors import UsageError  # lazy: start-up
 
     for path in paths:
         if path is None:
@@ -88,14 +91,12 @@ def write_file(path: str, text: str) -> None:
 
 
 def write_json(path: str, data: Any) -> None:
-    import orjson
-
     write_bytes(path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n")
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.errors import UsageError
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.files import atomic_write_bytes  # lazy: start-up
 
     try:
         atomic_write_bytes(Path(path), data)
@@ -114,7 +115,7 @@ class BatchProgress:
 
     def __enter__(self) -> BatchProgress:
         if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # lazy: start-up
 
             self._progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
             self._progress.__enter__()

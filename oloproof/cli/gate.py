@@ -24,9 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from oloproof.errors import UsageError
-    from oloproof.gate import run_gate
-    from oloproof.report import jsonreport, junit, terminal
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.gate import run_gate  # lazy: start-up
+    from oloproof.report import jsonreport, junit, terminal  # lazy: start-up
 
     if args.run and args.rerun:
         raise UsageError("--rerun runs the system again; it cannot be combined with --run REF")

@@ -6,14 +6,14 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import common
+from oloproof.vcs import local_identity
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from oloproof.readslog import LogState
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,13 +113,21 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
 
 
-def handle_run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def _emit(console: Console, items: list[Any]) -> None:
+    for item in items:
+        if isinstance(item, str):
+            _say(console, item)
+        else:
+            console.print(item)
 
-    from oloproof.holdout import appended_line, read_holdout, score_line
+
+def handle_run(args: argparse.Namespace) -> int:
+    from oloproof.holdout.read import read_holdout  # lazy: start-up
+    from oloproof.report.holdout import read_lines  # lazy: start-up
 
     release = common.load(args)
     console = common.console()
+    who, commit = local_identity(release.base_dir)
 
     def waiting() -> None:
         print("waiting for another holdout read to finish (the reads log is locked)…", file=sys.stderr, flush=True)
@@ -127,117 +135,34 @@ def handle_run(args: argparse.Namespace) -> int:
     with common.BatchProgress("scoring holdout", enabled=common.interactive() and not args.quiet) as progress:
         result = read_holdout(
             release, reason=args.reason, outputs=Path(args.outputs) if args.outputs else None, outputs_shown=args.outputs,
-            command=args.command, version=args.run_version, on_wait=waiting, on_batch=progress,
+            command=args.command, version=args.run_version, on_wait=waiting, on_batch=progress, who=who, commit=commit,
         )
-    if result.verdict is not None:
-        _say(console, f"{result.verdict.value} ({', '.join(result.reasons)}): {result.sentence}")
-    else:
-        _say(console, score_line(result))
-        for note in result.notes:
-            _say(console, f"  note: {note}")
-        _say(console, appended_line(result))
+    _emit(console, list(read_lines(result)))
     if args.json:
         common.write_json(args.json, result.to_json())
     return result.exit_code
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    from oloproof.holdout import printable, short
-    from oloproof.holdout_status import holdout_status
+    from oloproof.holdout.status import holdout_status  # lazy: start-up
+    from oloproof.report.holdout import status_items  # lazy: start-up
 
     release = common.load(args)
     status = holdout_status(release, delta=args.delta, psi=args.psi, since=args.since)
-    state = status.state
-    console = common.console()
-    if status.set_digest is not None:
-        _say(console, f"holdout set {status.set_shown}: {status.n} cases, {short(status.set_digest)}")
-    else:
-        _say(console, f"holdout set {status.set_shown}: not available here ({status.unavailable})")
-    if not state.intact:  # before existence: a deleted log with outcome records left is tampered, not new
-        chain = f"TAMPERED: {len(state.problems)} problem(s); holdout reads are refused (holdout_log_tampered)"
-    elif not state.exists:
-        chain = "no reads yet (the file does not exist)"
-    elif state.intact:
-        chain = f"intact, hash chain verified ({len(state.reads)} read entries"
-        chain += f", {len(state.repairs)} repair(s))" if state.repairs else ")"
-    _say(console, f"log {status.log}: {chain}")
-    for problem in state.problems:
-        _say(console, f"  {problem}")
-    if status.history is not None:
-        _say(console, f"  since {status.since}: {status.history}")
-    elif status.since is not None:
-        _say(console, f"  append-only since {status.since}")
-    if state.reads:
-        _reads_table(console, state)
-    for repair in state.repairs:
-        _say(
-            console,
-            f"repair at line {repair.line} ({repair.when}, {printable(repair.who)}): {printable(repair.reason)}; "
-            f"it acknowledged: {printable(repair.found) or 'nothing'}",
-        )
-    for change in state.budgets:
-        _say(
-            console,
-            f"budget entry at line {change.line} ({change.when}, {printable(change.who)}): budget "
-            f"{'none' if change.budget is None else change.budget}: {printable(change.reason)}",
-        )
-    if status.refused is not None and state.intact:
-        _say(console, f"holdout reads are refused ({', '.join(status.refused[0])}): {status.refused[1]}.")
-    budget = status.budget
-    _say(console, f"budget: {budget.text(hint=False)}")
-    if budget.suggestion is not None:
-        s = budget.suggestion
-        _say(console, f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)")
-        _say(console, f"  {s.explanation()}")
-        _say(
-            console,
-            "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the smallest "
-            "difference the set must settle (--delta 0.095 for 9.5 points) and declare it as holdout.budget in release.yaml",
-        )
-    for note in (*state.notes, *status.notes):
-        _say(console, f"note: {note}")
+    _emit(common.console(), status_items(status))
     if args.json:
         common.write_json(args.json, status.to_json())
     return status.exit_code
 
 
-def _reads_table(console: Console, state: LogState) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from oloproof.holdout import entry_score, printable, short
-
-    first = state.reads[0].fields
-    same = all(entry.fields.set_digest == first.set_digest and entry.fields.criterion == first.criterion for entry in state.reads)
-    if same:  # every score still names its set: once above the table, or in its own column
-        _say(console, f"reads of holdout set {short(first.set_digest)}, criterion {printable(first.criterion)}:")
-    table = Table(header_style="bold")
-    for column in ("read", "when (UTC)", "who", "commit", "version", "holdout score", *(() if same else ("criterion", "set")), "reason"):
-        table.add_column(column, no_wrap=column in ("read", "holdout score"), overflow="fold", ratio=2 if column == "reason" else None)
-    flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
-    for entry in state.reads:
-        fields = entry.fields
-        cells: list[str | Text] = [f"{entry.seq} !" if entry.line in flagged else str(entry.seq), entry.when[:16].replace("T", " ")]
-        cells += [Text(printable(fields.who)), Text(printable(fields.commit)), Text(printable(fields.version)), entry_score(entry)]
-        if not same:
-            cells += [Text(printable(fields.criterion)), short(fields.set_digest)]
-        table.add_row(*cells, Text(printable(fields.reason)))
-    console.print(table)
-    if any(entry.line in flagged for entry in state.reads):
-        _say(console, "! the chain check found a problem at this entry's line (listed above, or acknowledged by a repair): do not trust it")
-
-
 def handle_repair(args: argparse.Namespace) -> int:
-    from oloproof.holdout_status import REPAIR_SCHEMA, repair_json, repair_log
+    from oloproof.holdout.status import REPAIR_SCHEMA, repair_json, repair_log  # lazy: start-up
+    from oloproof.report.holdout import repair_lines  # lazy: start-up
 
     release = common.load(args)
-    before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used)
-    console = common.console()
-    problems = len(before.problems)
-    _say(console, f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {problems} problem(s):")
-    for problem in before.problems:
-        _say(console, f"  {problem}")
-    _say(console, f"reads used: {entry.reads_used}; the damaged lines are kept; reads are allowed again")
+    who, commit = local_identity(release.base_dir)
+    before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used, who=who, commit=commit)
+    _emit(common.console(), list(repair_lines(before, entry)))
     if args.json:
         data = {
             "schema": REPAIR_SCHEMA, "log": before.shown, "repair": repair_json(entry),
@@ -248,25 +173,13 @@ def handle_repair(args: argparse.Namespace) -> int:
 
 
 def handle_budget(args: argparse.Namespace) -> int:
-    from oloproof.holdout_status import BUDGET_SCHEMA, budget_json, set_budget
+    from oloproof.holdout.status import BUDGET_SCHEMA, budget_json, set_budget  # lazy: start-up
+    from oloproof.report.holdout import budget_lines  # lazy: start-up
 
     release = common.load(args)
-    before, entry = set_budget(release, budget=args.budget, reason=args.reason)
-    console = common.console()
-    new = "none" if entry.budget is None else str(entry.budget)
-    old = "none" if not before.budget_logged or before.logged_budget is None else str(before.logged_budget)
-    _say(console, f"appended a budget entry to {before.shown} (line {entry.line}): budget {new} (logged before: "
-         f"{old if before.budget_logged else 'nothing'}); {before.reads_used} read(s) used")
-    raised = entry.budget is None or (before.budget_logged and (before.logged_budget is not None and entry.budget > before.logged_budget))
-    if raised:
-        _say(console, "note: raising a budget spends independence this holdout set may no longer have; a fresh set is the honest way on")
-    declared = release.holdout.budget if release.holdout is not None else None
-    if (declared is None and entry.budget is not None) or (declared is not None and entry.budget is not None and declared > entry.budget):
-        _say(console, f"note: declare holdout.budget: {new} in release.yaml (reads are refused while it exceeds the logged budget)")
-    elif declared is not None and (entry.budget is None or declared < entry.budget):
-        _say(console, f"note: release.yaml declares holdout.budget: {declared}, which stays in force while it is lower; "
-             f"declare holdout.budget: {new} there to use the logged budget" if entry.budget is not None else
-             f"note: release.yaml declares holdout.budget: {declared}, which stays in force; remove it to read without a budget")
+    who, commit = local_identity(release.base_dir)
+    before, entry = set_budget(release, budget=args.budget, reason=args.reason, who=who, commit=commit)
+    _emit(common.console(), list(budget_lines(release, before, entry)))
     if args.json:
         common.write_json(args.json, {"schema": BUDGET_SCHEMA, "log": before.shown, "budget": budget_json(entry)})
     return 0

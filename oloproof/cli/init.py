@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+from importlib import resources
+from pathlib import Path
 
 from oloproof.cli import common
 
@@ -17,11 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    import shutil
-    from importlib import resources
-    from pathlib import Path
-
-    from oloproof.errors import UsageError
+    from oloproof.errors import UsageError  # lazy: start-up
 
     target = Path(args.dir or args.example)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):

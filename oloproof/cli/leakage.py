@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 from typing import Any
 
 from oloproof.cli import common
@@ -45,11 +47,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from oloproof.errors import ExitCode, UsageError
-    from oloproof.leakage_record import describe, run_check, write_record
-    from oloproof.testset import load_testset
+    from oloproof.errors import ExitCode, UsageError  # lazy: start-up
+    from oloproof.leakage.record import run_check, write_record  # lazy: start-up
+    from oloproof.report.leakage import describe  # lazy: start-up
+    from oloproof.testset import load_testset  # lazy: start-up
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: expected a positive number of processes, got {args.jobs}")
@@ -95,7 +96,7 @@ class ScanProgress:
     def __enter__(self) -> ScanProgress | None:
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn  # lazy: start-up
 
         self._progress = Progress(
             TextColumn("scanning"), BarColumn(bar_width=16), DownloadColumn(), TransferSpeedColumn(),
@@ -107,8 +108,6 @@ class ScanProgress:
         return self
 
     def __call__(self, done: int, rows: int) -> None:
-        import time
-
         now = time.perf_counter()
         if self._first is None:  # rates from the first report on: loading the test set is not scanning
             self._first = (now, rows)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oloproof.cli import common
@@ -74,15 +75,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _variant(args: argparse.Namespace) -> tuple[Release, TransformedSet]:
-    from oloproof.gate import load_dev_testset
-    from oloproof.metamorphic.variants import transformed_cases
+    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.metamorphic.variants import transformed_cases  # lazy: start-up
 
     release = common.load(args)
     return release, transformed_cases(release, load_dev_testset(release), args.transform)
 
 
 def _validated(spec: TransformSpec, doing: str) -> None:
-    from oloproof.errors import UsageError
+    from oloproof.errors import UsageError  # lazy: start-up
 
     if not spec.validated:
         raise UsageError(
@@ -92,9 +93,9 @@ def _validated(spec: TransformSpec, doing: str) -> None:
 
 
 def handle_label(args: argparse.Namespace) -> int:
-    from oloproof.metamorphic.labels import is_current
-    from oloproof.metamorphic.page import render_page
-    from oloproof.metamorphic.variants import read_labels
+    from oloproof.metamorphic.labels import is_current  # lazy: start-up
+    from oloproof.metamorphic.variants import read_labels  # lazy: start-up
+    from oloproof.report.labels_page import render_page  # lazy: start-up
 
     release, variant = _variant(args)
     spec = variant.spec
@@ -128,13 +129,12 @@ def handle_label(args: argparse.Namespace) -> int:
 
 def handle_stamp(args: argparse.Namespace) -> int:
     """Bind labels made without the page to the pairs the transform makes now, listing each."""
-    from pathlib import Path
 
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.errors import UsageError
-    from oloproof.jsonl import dumps_line, iter_objects
-    from oloproof.metamorphic.labels import is_current, load_labels
-    from oloproof.metamorphic.variants import labels_file
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.files import atomic_write_bytes  # lazy: start-up
+    from oloproof.jsonl import dumps_line, iter_objects  # lazy: start-up
+    from oloproof.metamorphic.labels import is_current, load_labels  # lazy: start-up
+    from oloproof.metamorphic.variants import labels_file  # lazy: start-up
 
     release, variant = _variant(args)
     spec = variant.spec
@@ -185,8 +185,8 @@ def handle_stamp(args: argparse.Namespace) -> int:
 
 
 def handle_show(args: argparse.Namespace) -> int:
-    from oloproof.gate import load_dev_testset
-    from oloproof.metamorphic.variants import labels_of, transformed_cases
+    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.metamorphic.variants import labels_of, transformed_cases  # lazy: start-up
 
     release = common.load(args)
     if release.metamorphic is None:
@@ -211,7 +211,7 @@ def handle_show(args: argparse.Namespace) -> int:
                 f"{len(status.unlabelled)} unlabelled"
                 + "".join(f" ({len(ids)} {what})" for ids, what in ((status.stale, "stale"), (status.unbound, "without a digest")) if ids)
             )
-        from rich.text import Text
+        from rich.text import Text  # lazy: start-up
 
         console.print(Text.assemble(
             (spec.name, "bold"),
@@ -219,7 +219,7 @@ def handle_show(args: argparse.Namespace) -> int:
             f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; {status.state}{extra}",
         ), highlight=False)
         if status.file is not None and not status.file_exists:
-            from oloproof.evaluators.metamorphic import missing_file_sentence
+            from oloproof.evaluators.metamorphic import missing_file_sentence  # lazy: start-up
 
             console.print(Text(f"  {missing_file_sentence(status.file, spec.name)}."), highlight=False)
     if args.json:
@@ -228,10 +228,8 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_cases(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.jsonl import dumps_line
+    from oloproof.files import atomic_write_bytes  # lazy: start-up
+    from oloproof.jsonl import dumps_line  # lazy: start-up
 
     _, variant = _variant(args)
     data = b"".join(dumps_line({"id": case.id, **case.inputs}) for case in variant.testset.cases)
@@ -241,11 +239,9 @@ def handle_cases(args: argparse.Namespace) -> int:
 
 
 def handle_import(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from oloproof.metamorphic.variants import run_kind
-    from oloproof.run import describe_problems, import_outputs
-    from oloproof.runstore import RunStore
+    from oloproof.metamorphic.variants import run_kind  # lazy: start-up
+    from oloproof.run import describe_problems, import_outputs  # lazy: start-up
+    from oloproof.runstore import RunStore  # lazy: start-up
 
     release, variant = _variant(args)
     record, _ = import_outputs(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from oloproof.cli import common
 
@@ -25,13 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from oloproof.errors import UsageError
-    from oloproof.gate import load_dev_testset
-    from oloproof.report.terminal import short_digest
-    from oloproof.run import describe_problems, execute, import_outputs
-    from oloproof.runstore import RunStore
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.report.terminal import short_digest  # lazy: start-up
+    from oloproof.run import describe_problems, execute, import_outputs  # lazy: start-up
+    from oloproof.runstore import RunStore  # lazy: start-up
 
     common.check_outputs(args.json)
     release = common.load(args)
@@ -51,7 +50,7 @@ def handle(args: argparse.Namespace) -> int:
             raise UsageError("--version names imported outputs (--outputs) or a --command; a run of system.command uses system.version")
         with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
             record, _ = execute(release, testset, store, on_batch=progress, command=args.command, version=args.run_version)
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up
 
     style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
     console.print(Text.assemble(

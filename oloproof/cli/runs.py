@@ -16,15 +16,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from rich.table import Table  # lazy: start-up
 
-    from oloproof.report.terminal import short_digest
-    from oloproof.runstore import RunStore
+    from oloproof.report.terminal import short_digest  # lazy: start-up
+    from oloproof.runstore import RunStore  # lazy: start-up
 
     common.check_outputs(args.json)
     release = common.load(args)
     store = RunStore(release.base_dir)
-    from oloproof.runstore import resolve_ref
+    from oloproof.runstore import resolve_ref  # lazy: start-up
 
     every = [record for record in store.records() if record.kind == "system"]
     records = [resolve_ref(args.ref, every)] if args.ref else every

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from oloproof.cli import common
 
@@ -18,11 +19,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def json_schema(which: str) -> str:
-    import json
-
-    from oloproof.config import RELEASE
-    from oloproof.policy import POLICY
-    from oloproof.schema import to_json_schema
+    from oloproof.config import RELEASE  # lazy: start-up
+    from oloproof.policy import POLICY  # lazy: start-up
+    from oloproof.schema import to_json_schema  # lazy: start-up
 
     schema = to_json_schema(RELEASE if which == "release" else POLICY)
     document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"oloproof-{which}.schema.json", **schema}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from oloproof.cli import common
 
@@ -23,19 +24,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from rich.table import Table  # lazy: start-up
+    from rich.text import Text  # lazy: start-up
 
-    from rich.table import Table
-    from rich.text import Text
-
-    from oloproof.config import display_path, read_text
-    from oloproof.errors import UsageError
-    from oloproof.gate import load_dev_testset
-    from oloproof.policy import POLICY, build_policy
-    from oloproof.report.terminal import STYLE, short_digest
-    from oloproof.runstore import RunStore
-    from oloproof.schema import validate_text
-    from oloproof.seeds import decide_recipe, load_seeds_file, render_html
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.files import display_path, read_text  # lazy: start-up
+    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.policy import POLICY, build_policy  # lazy: start-up
+    from oloproof.report import seeds_page  # lazy: start-up
+    from oloproof.report.terminal import STYLE, short_digest  # lazy: start-up
+    from oloproof.runstore import RunStore  # lazy: start-up
+    from oloproof.schema import validate_text  # lazy: start-up
+    from oloproof.seeds.check import decide_recipe  # lazy: start-up
+    from oloproof.seeds.spec import load_seeds_file  # lazy: start-up
 
     common.check_outputs(args.json, args.html)
     release = common.load(args)
@@ -81,7 +82,7 @@ def handle(args: argparse.Namespace) -> int:
         shown_ids = ", ".join(unstable[:10]) + (f", … (+{len(unstable) - 10})" if len(unstable) > 10 else "")
         console.print(f"{len(unstable)} case(s) change verdict with the seed{': ' + shown_ids if unstable else ''}")
     if args.html:
-        common.write_file(args.html, render_html(result))
+        common.write_file(args.html, seeds_page.render(result))
     if args.json:
         common.write_json(args.json, result.to_json())
     return int(rule.verdict.exit_code)

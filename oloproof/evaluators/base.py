@@ -7,14 +7,84 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from oloproof.errors import DataError
 from oloproof.schema import Obj, Prop, Scalar
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from oloproof.metamorphic.variants import Variant
     from oloproof.policy import Policy
     from oloproof.testset import TestSet
+
+# What people said about the cases a transform changed (oloproof.metamorphic.labels decides it).
+LabelState = Literal["declared", "validated", "unlabelled", "changes_meaning"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelStatus:
+    state: LabelState
+    file: str | None  # the labels path as declared, or None
+    preserved: tuple[str, ...] = ()
+    changed_meaning: tuple[str, ...] = ()  # labelled preserved: false
+    unlabelled: tuple[str, ...] = ()  # changed cases with no current label (stale and unbound ones included)
+    stale: tuple[str, ...] = ()  # labelled, but on another original/transformed pair
+    unbound: tuple[str, ...] = ()  # labelled without a digest: not bound to any pair a person saw
+    unused: int = 0  # labels for cases the transform did not change (or not in the test set)
+    file_exists: bool = True  # False: the declared labels file does not exist yet (every changed case unlabelled)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        if self.state == "declared":
+            return ("transform_declared",)
+        codes: list[str] = []
+        if self.changed_meaning:
+            codes.append("transform_changes_meaning")
+        if self.unlabelled:
+            codes.append("transform_unlabelled")
+        return tuple(codes)
+
+    def to_json(self, limit: int = 50) -> dict[str, object]:
+        return {
+            "file": self.file, "preserved": len(self.preserved),
+            "changed_meaning": len(self.changed_meaning), "changed_meaning_ids": list(self.changed_meaning[:limit]),
+            "unlabelled": len(self.unlabelled), "unlabelled_ids": list(self.unlabelled[:limit]),
+            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]),
+            "unbound": len(self.unbound), "unbound_ids": list(self.unbound[:limit]), "unused": self.unused,
+            "file_exists": None if self.file is None else self.file_exists,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VariantRun:
+    """The stored run of the system on a transform's changed cases."""
+
+    run_id: str
+    status: str
+    failure: str | None
+    testset_digest: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    """One declared transform applied to the test set, with the system's outputs on the cases it
+    changed. The metamorphic runtime (``oloproof.metamorphic.variants``) fills it in; a
+    ``metamorphic_relation`` evaluator reads it. Plain data, so the evaluator needs nothing of the
+    runtime."""
+
+    name: str  # the transform's name in release.yaml
+    kind: str  # its perturb kind (numeric_noise, blur, ...)
+    family: str  # tabular | image | text
+    input_field: str
+    description: str
+    params: Mapping[str, Any]
+    validated: bool  # image and text transforms can be validated by human labels; tabular ones are only declared
+    applicable: tuple[str, ...]  # ids of the cases the transform changed, in test-set order
+    not_applicable: Mapping[str, str]  # case id -> why the transform left it as it was
+    n_cases: int  # cases in the test set the transform was applied to
+    outputs: Mapping[str, dict[str, Any]]  # case id -> output on the transformed copy
+    run: VariantRun | None  # None when the transform changed no case (nothing to run)
+    reused: bool
+    labels: LabelStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,7 +161,6 @@ EXPECTED_FIELD = Prop(Scalar("str", nonempty=True), doc="Key of the case's expec
 
 def expected_value(ctx: EvalContext, case_index: int, key: str, *, where: Where) -> Any:
     """A case's expected value, or a data error naming the file and line."""
-    from oloproof.errors import DataError
 
     case = ctx.testset.cases[case_index]
     if key not in case.expected:

@@ -13,11 +13,15 @@ Cohen's kappa reported beside it.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, Where, criterion_prop
+from oloproof.errors import ConfigError, DataError
+from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where, criterion_prop
+from oloproof.jsonl import iter_objects
+from oloproof.process import CommandNotFound, run_batches
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
 
 
@@ -44,10 +48,8 @@ class Judge:
     type: str = "judge"
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
-        import numpy as np
+        import numpy as np  # lazy: start-up
 
-        from oloproof.errors import ConfigError
-        from oloproof.system import CommandNotFound, run_batches
 
         cases = ctx.testset.cases
         # Read the human labels first: a typo in them must not cost a full run of the judge.
@@ -94,9 +96,6 @@ class Judge:
         )
 
     def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
-        from oloproof.errors import DataError
-        from oloproof.jsonl import iter_objects
-
         path = (ctx.base_dir / self.labels) if not Path(self.labels).is_absolute() else Path(self.labels)
         known = {case.id for case in ctx.testset.cases}
         labels: dict[str, tuple[float, int]] = {}
@@ -115,7 +114,7 @@ class Judge:
         return labels
 
     def _agreement(self, ctx: EvalContext, values: Any, labels: dict[str, tuple[float, int]]) -> dict[str, Any]:
-        from oloproof.stats.agreement import judge_agreement
+        from oloproof.stats.agreement import judge_agreement  # lazy: start-up
 
         policy = ctx.policy.judges
         index: dict[str, int] = {case.id: i for i, case in enumerate(ctx.testset.cases)}
@@ -166,9 +165,6 @@ class Judge:
 
 
 def _build(values: dict[str, Any], where: Where) -> Judge:
-    import shlex
-
-    from oloproof.evaluators.base import SpecError
 
     command = values["command"]
     if isinstance(command, str):

@@ -39,7 +39,7 @@ class LabelMatch:
     type: str = "label_match"
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
-        import numpy as np
+        import numpy as np  # lazy: start-up
 
         cases = ctx.testset.cases
         values = np.empty(len(cases))

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from oloproof.errors import UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where
+from oloproof.evaluators.label_match import same_value
 from oloproof.schema import Obj, Prop, Scalar
 
 if TYPE_CHECKING:
-    from oloproof.metamorphic.variants import Variant
+    from oloproof.evaluators.base import Variant
 
 LIST_LIMIT = 50  # ids listed per category in reports; counts are always whole
 
@@ -49,7 +51,6 @@ class MetamorphicRelation:
 
     def flipped(self, before: Any, after: Any) -> bool | None:
         """Did the output change under the transform? None when it cannot be compared."""
-        from oloproof.evaluators.label_match import same_value
 
         if self.relation == "same_label":
             return not same_value(before, after)
@@ -61,9 +62,8 @@ class MetamorphicRelation:
         return abs(Decimal(repr(a)) - Decimal(repr(b))) > Decimal(repr(self.tolerance))
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
-        import numpy as np
+        import numpy as np  # lazy: start-up
 
-        from oloproof.errors import UsageError
 
         if ctx.variants is None:
             raise UsageError(
@@ -71,7 +71,7 @@ class MetamorphicRelation:
                 "reads it (not holdout reads or the seeds check)"
             )
         variant = ctx.variants(self.transform)
-        ids = variant.cases.applicable
+        ids = variant.applicable
         values = np.empty(len(ids))
         notes: dict[str, str] = {}
         flipped_ids: list[str] = []
@@ -102,38 +102,37 @@ class MetamorphicRelation:
         )
 
     def _details(self, variant: Variant, values: Any, flipped_ids: list[str]) -> dict[str, Any]:
-        import numpy as np
+        import numpy as np  # lazy: start-up
 
-        spec, cases = variant.spec, variant.cases
         missing = int(np.isnan(values).sum())
         answered = len(values) - missing
         flips = len(flipped_ids)
-        why = Counter(cases.not_applicable.values())
+        why = Counter(variant.not_applicable.values())
         run = variant.run
         return {
-            "transform": spec.name, "kind": spec.kind, "family": spec.family, "input_field": spec.field,
-            "description": spec.transform.describe(), "params": spec.transform.params(),
+            "transform": variant.name, "kind": variant.kind, "family": variant.family, "input_field": variant.input_field,
+            "description": variant.description, "params": dict(variant.params),
             "relation": self.relation, "output_field": self.field, "passes_when": self.passes_when, "tolerance": self.tolerance,
             "status": variant.labels.state,
             "flip_rate": flips / answered if answered else None, "flips": flips, "answered": answered, "missing": missing,
-            "applicable": len(values), "not_applicable": len(cases.not_applicable),
-            "not_applicable_ids": list(cases.not_applicable)[:LIST_LIMIT],
+            "applicable": len(values), "not_applicable": len(variant.not_applicable),
+            "not_applicable_ids": list(variant.not_applicable)[:LIST_LIMIT],
             "not_applicable_reasons": dict(why.most_common()),
             "flipped_ids": flipped_ids[:LIST_LIMIT],
-            "labels": variant.labels.to_json(LIST_LIMIT) if spec.validated else None,
+            "labels": variant.labels.to_json(LIST_LIMIT) if variant.validated else None,
             "run": None if run is None else {
                 "run_id": run.run_id, "reused": variant.reused, "status": run.status, "testset_digest": run.testset_digest,
             },
         }
 
     def _problems(self, variant: Variant) -> list[str]:
-        spec, labels, cases = variant.spec, variant.labels, variant.cases
-        name = f"{self.criterion} ({spec.name}: {spec.kind})"
+        labels = variant.labels
+        name = f"{self.criterion} ({variant.name}: {variant.kind})"
         problems: list[str] = []
-        if not cases.applicable:
-            top = Counter(cases.not_applicable.values()).most_common(1)
+        if not variant.applicable:
+            top = Counter(variant.not_applicable.values()).most_common(1)
             why = f"; most often: {top[0][0]}" if top else ""
-            problems.append(f"{name}: the transform changed none of the {len(cases.source)} cases{why}, so there is no rate to judge.")
+            problems.append(f"{name}: the transform changed none of the {variant.n_cases} cases{why}, so there is no rate to judge.")
         if labels.state == "declared":
             problems.append(
                 f"{name} is a declared transform: nobody can confirm it keeps each case's meaning, so its flip rate is "
@@ -146,9 +145,9 @@ class MetamorphicRelation:
                 "does not measure robustness and the rule does not decide: declare a milder change (transform_changes_meaning)."
             )
         if labels.unlabelled:
-            count = f"{name}: {len(labels.unlabelled)} of {len(cases.applicable)} changed case(s) have no human label"
+            count = f"{name}: {len(labels.unlabelled)} of {len(variant.applicable)} changed case(s) have no human label"
             if labels.file is not None and not labels.file_exists:
-                problems.append(f"{count}: {missing_file_sentence(labels.file, spec.name)} (transform_unlabelled).")
+                problems.append(f"{count}: {missing_file_sentence(labels.file, variant.name)} (transform_unlabelled).")
                 return problems
             why = ""
             if labels.stale:
@@ -156,11 +155,11 @@ class MetamorphicRelation:
             if labels.unbound:
                 why += (
                     f", {len(labels.unbound)} of them labelled without a digest (not bound to what the person saw; if a "
-                    f"person judged the current pairs, `oloproof metamorphic stamp {spec.name} --confirm` binds them)"
+                    f"person judged the current pairs, `oloproof metamorphic stamp {variant.name} --confirm` binds them)"
                 )
-            where = f"add them to {labels.file}" if labels.file else f"declare the exported file as labels: of transform '{spec.name}'"
+            where = f"add them to {labels.file}" if labels.file else f"declare the exported file as labels: of transform '{variant.name}'"
             problems.append(
-                f"{count}{why}: label them with `oloproof metamorphic label {spec.name}` and {where} (transform_unlabelled)."
+                f"{count}{why}: label them with `oloproof metamorphic label {variant.name}` and {where} (transform_unlabelled)."
             )
         return problems
 

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from oloproof.errors import DataError
 from oloproof.evaluators.base import (
     EXPECTED_FIELD,
     FIELD,
@@ -42,10 +43,9 @@ class TextMatch:
     where: Where
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
-        import numpy as np
-        import regex
+        import numpy as np  # lazy: start-up
+        import regex  # lazy: start-up
 
-        from oloproof.errors import DataError
 
         cases = ctx.testset.cases
         values = np.empty(len(cases))
@@ -115,7 +115,7 @@ class TextMatch:
         )
 
     def _compile(self, pattern: str, flags: int) -> Any:
-        import regex
+        import regex  # lazy: start-up
 
         if self.type == "contains":
             return regex.compile(regex.escape(pattern), flags)
@@ -140,7 +140,7 @@ def _builder(kind: str) -> Any:
             where=where,
         )
         if fixed is not None:
-            import regex
+            import regex  # lazy: start-up
 
             evaluator._compile(fixed, regex.IGNORECASE if values["ignore_case"] else 0)
         return evaluator

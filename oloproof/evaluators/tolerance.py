@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from oloproof.errors import DataError
 from oloproof.evaluators.base import (
     EXPECTED_FIELD,
     FIELD,
@@ -44,9 +45,8 @@ class WithinTolerance:
     type: str = "within_tolerance"
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
-        import numpy as np
+        import numpy as np  # lazy: start-up
 
-        from oloproof.errors import DataError
 
         cases = ctx.testset.cases
         values = np.empty(len(cases))

@@ -1,4 +1,4 @@
-"""The READS.log file: verified reads, and appends under its lock (format: oloproof/readslog.py).
+"""The READS.log file: verified reads, and appends under its lock (format: ``oloproof.holdout.log``).
 
 Appends are one ``write`` of the whole entry (and its newline) on an ``O_APPEND`` descriptor,
 then ``fsync``, under an exclusive ``flock`` on ``<log>.lock``. Concurrent writers serialise on the
@@ -17,8 +17,8 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from oloproof.atomic import locked
-from oloproof.readslog import (
+from oloproof.files import locked
+from oloproof.holdout.log import (
     PREV_CHARS,
     BudgetEntry,
     LogError,
@@ -32,8 +32,8 @@ from oloproof.readslog import (
     render_genesis,
     render_read,
     render_repair,
-    verify,
 )
+from oloproof.holdout.verify import verify
 
 
 def _busy(lock_path: Path) -> bool:

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from oloproof.readslog import ReadEntry, Witness
+from oloproof.config import resolve_path
+from oloproof.errors import DataError
+from oloproof.files import atomic_write_bytes
+from oloproof.holdout.log import ReadEntry, Witness
+from oloproof.identity import checker_identity
+from oloproof.jsonl import dumps_line, iter_objects
+from oloproof.testset import canonical_digest
 
 if TYPE_CHECKING:
     from oloproof.testset import TestSet
@@ -69,7 +75,6 @@ def relative(base_dir: Path, file: Path) -> str:
 def log_key(base_dir: Path, log: str) -> Path:
     """A log path as written in release.yaml (or a record), resolved against release.yaml's
     directory, so ``./evals/holdout/READS.log`` and ``evals/holdout/READS.log`` are one log."""
-    from oloproof.config import resolve_path
 
     return resolve_path(base_dir, log).resolve()
 
@@ -109,9 +114,6 @@ def witnesses(base_dir: Path, *, log: str) -> list[Witness]:
 def case_keys(file: Path, testset: TestSet) -> dict[str, str]:
     """Case id -> SHA-256 (hex) of the case's canonical line, read from the holdout file. Refuses
     (DataError) when the file no longer holds ``testset`` (changed since it was loaded)."""
-    from oloproof.errors import DataError
-    from oloproof.jsonl import dumps_line, iter_objects
-    from oloproof.testset import canonical_digest
 
     lines: list[bytes] = []
     keys: dict[str, str] = {}
@@ -139,9 +141,6 @@ def write_outcome_record(
     base_dir: Path, *, log: str, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any], config_digest: str,
     keys: Mapping[str, str],
 ) -> Path:
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.identity import checker_identity
-
     data = {
         "schema": OUTCOMES_SCHEMA, "log": log, "read": entry.seq, "entry_hash": entry.hash, "when": entry.when,
         "set": {"kind": "holdout", "digest": testset.digest, "n": len(testset)},

@@ -1,4 +1,4 @@
-"""``holdout status`` and ``holdout repair``: what the log says, whether it verifies, what is left.
+"""``holdout status``, ``holdout repair`` and ``holdout budget``: what the log says, whether it verifies, what is left.
 
 Status reads the log and the outcome records, not the holdout cases (it loads the set only to
 show its digest, and says so when the set is not available here, e.g. without its secret path).
@@ -14,25 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.holdout import (
-    DEFAULT_PSI,
-    BudgetStatus,
-    HoldoutUnavailable,
-    budget_status,
-    check_reason,
-    entry_json,
-    foreign_records,
-    git_output,
-    holdout_spec,
-    load_holdout,
-    open_log,
-    printable,
-    reader,
-    short,
-    utc_now,
-)
-from oloproof.holdout_records import RECORDS_DIR, load_outcome_records, relative
-from oloproof.readslog import BudgetEntry, LogError, LogState, RepairEntry, Witness, verify
+from oloproof.holdout.budget import DEFAULT_PSI, BudgetStatus, budget_status, foreign_records, refusal
+from oloproof.holdout.cases import HoldoutUnavailable, holdout_spec, load_holdout, open_log
+from oloproof.holdout.log import BudgetEntry, LogError, LogState, RepairEntry, Witness, entry_json, printable, short
+from oloproof.holdout.read import check_reason, utc_now
+from oloproof.holdout.records import RECORDS_DIR, load_outcome_records, relative
+from oloproof.holdout.verify import verify
+from oloproof.vcs import git_output
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -143,8 +131,6 @@ def holdout_status(
         )
     notes.extend(_budget_changes(state, spec.budget))
     foreign = foreign_records(release, state, () if digest is None else (digest,))
-    from oloproof.holdout import refusal
-
     refused = refusal(spec, state, foreign)
     recorded = {r.entry_hash: relative(release.base_dir, r.path) for r in records}
     missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
@@ -165,12 +151,11 @@ def holdout_status(
 
 
 def repair_log(
-    release: Release, *, reason: str, reads_used: int | None = None, environ: Mapping[str, str] | None = None
+    release: Release, *, reason: str, who: str, commit: str, reads_used: int | None = None
 ) -> tuple[LogState, RepairEntry]:
     """Append a repair entry acknowledging every problem of a broken log (its lines are kept)."""
     reason = check_reason(reason, what="repair")
     log = open_log(release)
-    who, commit = reader(release.base_dir, environ)
     with log.transaction() as tx:
         if tx.state.intact:
             raise UsageError(f"{tx.state.shown} verifies ({tx.state.reads_used} reads): there is nothing to repair")
@@ -185,16 +170,13 @@ def repair_log(
 
 
 
-def set_budget(
-    release: Release, *, budget: int | None, reason: str, environ: Mapping[str, str] | None = None
-) -> tuple[LogState, BudgetEntry]:
+def set_budget(release: Release, *, budget: int | None, reason: str, who: str, commit: str) -> tuple[LogState, BudgetEntry]:
     """Append a ``budget`` entry: the budget in force becomes ``budget`` (None: no budget), as long
     as release.yaml declares at least as much (release.yaml may always lower it)."""
     reason = check_reason(reason, what="budget change")
     if budget is not None and budget < 1:
         raise UsageError(f"budget {budget}: a budget is a positive whole number of reads (or 'none')")
     log = open_log(release)
-    who, commit = reader(release.base_dir, environ)
     with log.transaction() as tx:
         try:
             entry = tx.append_budget(when=utc_now(), who=who, commit=commit, budget=budget, reason=reason)

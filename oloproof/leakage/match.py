@@ -19,7 +19,8 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError
-from oloproof.leakage import BUCKET_LIMIT, MISSING, KeyGroup, MatchPlan, lookup_candidates, normalise_string, normalise_text
+from oloproof.leakage.normalise import MISSING, normalise_string, normalise_text
+from oloproof.leakage.plan import BUCKET_LIMIT, KeyGroup, MatchPlan, lookup_candidates
 
 MAX_MALFORMED_LINES = 20  # line numbers kept for the report (the count is always exact)
 TOO_DEEP = "a value is nested too deeply to compare"

@@ -27,9 +27,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal, cast
 
+import orjson
+
 from oloproof.errors import DataError, UsageError
-from oloproof.leakage import MatchPlan, lookup_candidates
-from oloproof.leakage_match import Matcher
+from oloproof.leakage.match import Matcher
+from oloproof.leakage.plan import MatchPlan, lookup_candidates
 
 Format = Literal["jsonl", "csv", "parquet"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "parquet")
@@ -146,8 +148,6 @@ def scan_jsonl(
 
 
 def sample_jsonl(source: TrainingSource, limit: int) -> list[Any]:
-    import orjson
-
     rows: list[Any] = []
     raw, stream = open_stream(source)
     with raw, stream:
@@ -256,7 +256,7 @@ def first_bad_utf8_line(source: TrainingSource) -> int | None:
 
 def parquet_file(source: TrainingSource) -> Any:
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: optional
     except ImportError:
         raise UsageError(f"{source.display}: reading Parquet needs pyarrow: pip install pyarrow") from None
     try:
@@ -267,14 +267,14 @@ def parquet_file(source: TrainingSource) -> Any:
 
 def parquet_errors() -> tuple[type[Exception], ...]:
     """What pyarrow raises for a damaged or unreadable file (not for a bug of ours)."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional
 
     return (OSError, EOFError, pa.ArrowException)
 
 
 def parquet_places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, ...]]:
     """Per compared key, the first of its places (``lookup_candidates``) the schema has."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional
 
     def has(path: tuple[str, ...]) -> bool:
         fields: Any = schema  # a Schema, then StructTypes: both have get_field_index and field

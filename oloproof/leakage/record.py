@@ -1,4 +1,4 @@
-"""The leakage check's result, its evidence record, and what the gate reads from it.
+"""The leakage check's result and its evidence record (the gate reads it in ``check``).
 
 A record lives at ``.oloproof/evidence/leakage/<test-set digest hex>.json`` (schema
 ``oloproof.leakage/1``, the same document ``--json`` writes). It holds case ids, counts, the
@@ -18,20 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from oloproof.checks import CheckReport
 from oloproof.errors import DataError, StoreError, UsageError
-from oloproof.leakage import NEAR_DUPLICATES, NORMALISATION, build_plan
-from oloproof.verdicts import Verdict
+from oloproof.files import STORE_DIR, atomic_write_bytes
+from oloproof.identity import checker_identity
+from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
+from oloproof.leakage.plan import build_plan
+from oloproof.leakage.readers import detect
+from oloproof.leakage.scan import PARALLEL_MIN_BYTES, scan_training
+from oloproof.runstore import RunStore
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from oloproof.config import Release
-    from oloproof.leakage_io import Progress
+    from oloproof.leakage.readers import Progress
     from oloproof.testset import TestSet
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
-EVIDENCE_DIR = Path(".oloproof") / "evidence" / "leakage"
+EVIDENCE_DIR = Path(STORE_DIR) / "evidence" / "leakage"
 NORMALISATION_TEXT = "strings NFKC-normalised, case-folded, format characters dropped, whitespace collapsed; 3 == 3.0"
 SHOWN_IDS = 50  # leaked ids listed in terminal reports (all of them are in the JSON)
 
@@ -145,10 +147,6 @@ def run_check(
     parallel_min_bytes: int | None = None,
 ) -> LeakageResult:
     """Check every case of ``testset`` against the training file ``training``."""
-    from oloproof.identity import checker_identity
-    from oloproof.leakage_io import detect
-    from oloproof.leakage_scan import PARALLEL_MIN_BYTES, scan_training
-
     if digits is not None and not 0 <= digits <= 15:
         raise UsageError(f"--round: expected a number of decimals from 0 to 15, got {digits}")
     source = detect(training, format=format)
@@ -178,36 +176,12 @@ def run_check(
     )
 
 
-def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
-    """The check's report as plain lines (the CLI styles them)."""
-    rate = result.rows_scanned / result.duration_s if result.duration_s > 0 else 0.0
-    compression = f", {result.training_compression}" if result.training_compression else ""
-    lines = [
-        f"test set {result.testset_path}: {result.n_cases} cases, {_short(result.testset_digest)}",
-        f"training data {result.training_name} ({result.training_format}{compression}, {result.training_size:,} bytes)",
-        f"compared: {result.options_text()}; {NORMALISATION_TEXT}",
-        f"  {len(result.compared)} key(s): {', '.join(result.compared)}",
-    ]
-    if result.key_sources:
-        found = ", ".join(f"{key} as {where}" for key, where in sorted(result.key_sources.items()))
-        lines.append(f"  found in the training data under other names: {found}")
-    lines.append(f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {result.jobs} process(es))")
-    if result.rows_malformed:
-        more = ", …" if result.rows_malformed > len(result.malformed_lines) else ""
-        lines.append(f"malformed rows skipped: {result.rows_malformed:,} (lines {', '.join(map(str, result.malformed_lines))}{more})")
-    lines.append(f"cases checked: {result.n_cases}; found in the training data: {len(result.leaked_ids)}")
-    if result.leaked_ids:
-        lines.append("  " + _id_list(result.leaked_ids, shown_ids))
-    lines.append(NEAR_DUPLICATES)
-    return lines
-
-
-def _id_list(ids: tuple[str, ...], shown: int) -> str:
+def id_list(ids: tuple[str, ...], shown: int) -> str:
     text = ", ".join(ids[:shown])
     return text + (f", … and {len(ids) - shown} more (all in the JSON report)" if len(ids) > shown else "")
 
 
-def _short(digest: str) -> str:
+def short(digest: str) -> str:
     algo, _, hexpart = digest.partition(":")
     return f"{algo}:{hexpart[:12]}"
 
@@ -221,9 +195,6 @@ def record_path(root: Path, digest: str) -> Path:
 
 def write_record(root: Path, result: LeakageResult) -> Path:
     """Write (or replace) the record for the result's test-set digest, atomically."""
-    from oloproof.atomic import atomic_write_bytes
-    from oloproof.runstore import RunStore
-
     path = record_path(root, result.testset_digest)
     payload = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     with RunStore(root).lock("leakage-evidence"):  # under .oloproof/.locks/, git-ignored: a lock is not evidence
@@ -265,107 +236,3 @@ def other_records(root: Path, digest: str) -> list[LeakageResult]:
         if path.name != keep and not path.name.startswith(".")
     ]
     return sorted(found, key=lambda record: record.created_at, reverse=True)
-
-
-# --------------------------------------------------------------------------- the gate
-
-
-def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
-    """The leakage line of the gate: status always; BLOCKED or invalidating when it must."""
-    required = release.leakage == "required"
-    line = release.document.line("leakage") if release.leakage else None
-
-    def report(status: str, data: dict[str, Any], **more: Any) -> CheckReport:
-        base = {"declared": release.leakage, "required": required, "testset_digest": testset.digest}
-        return CheckReport(name="leakage", title="leakage", status=status, data=base | data, source=release.path, line=line, **more)
-
-    record = read_record(root, testset.digest)
-    if record is not None and record.normalisation != NORMALISATION:
-        return _outdated(record, report, required=required)
-    if record is not None:
-        data = _record_data(record, root)
-        against = f"{record.rows_scanned:,} rows of {record.training_name} ({record.options_text()}), {record.created_at}"
-        changed = ""
-        if record.checker and record.checker.get("source_digest") != _checker_digest():
-            data["checker_changed"] = True
-            changed = "; the checker has changed since"
-        if record.clean:
-            return report(f"clean: {record.n_cases} cases checked against {against}{changed}", data | {"status": "clean"}, lines=(NEAR_DUPLICATES,))
-        ids = record.leaked_ids
-        return report(
-            f"{len(ids)} of {record.n_cases} cases found in the training data: checked against {against}{changed}",
-            data | {"status": "leaked"},
-            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("leaked_cases",), invalidates=("leaked_cases",),
-            sentence=(
-                f"{len(ids)} test case(s) appear in the training data ({record.training_name}), so every rule's evidence is invalid "
-                "(this is not a FAIL of the model): remove them from the test set, or retrain without them, and check again."
-            ),
-            lines=(f"leaked case ids ({len(ids)}): {_id_list(ids, SHOWN_IDS)}", NEAR_DUPLICATES),
-        )
-    stale = other_records(root, testset.digest)
-    rerun = f"`oloproof leakage check --training {stale[0].training_name if stale else 'FILE'} --record`"
-    if stale:
-        last = stale[0]
-        data = {"status": "stale", "stale_record": {
-            "testset_digest": last.testset_digest, "created_at": last.created_at, "training": last.training_name,
-            "clean": last.clean, "record": str(record_path(root, last.testset_digest).relative_to(root)),
-        }}
-        what = (
-            f"the last recorded check ({last.created_at}, against {last.training_name}) was made on test set "
-            f"{_short(last.testset_digest)}, but {testset.path} is now {_short(testset.digest)}"
-        )
-        if required:
-            return report(
-                "stale: no check of this version of the test set is recorded", data,
-                verdict=Verdict.BLOCKED, reasons=("leakage_stale",), blocks=True, sentence=f"leakage: required, and {what}: run {rerun}.",
-            )
-        return report(f"not checked for this version of the test set: {what}", data)
-    if required:
-        return report(
-            "not checked", {"status": "unchecked"}, verdict=Verdict.BLOCKED, reasons=("leakage_unchecked",), blocks=True,
-            sentence=f"leakage: required, and no leakage check of {testset.path} ({_short(testset.digest)}) is recorded: run {rerun}.",
-        )
-    why = "leakage: optional in release.yaml" if release.leakage == "optional" else "release.yaml does not declare leakage"
-    return report(f"not checked: nobody has recorded whether these test cases appear in the training data ({why})", {"status": "unchecked"})
-
-
-def _outdated(record: LeakageResult, report: Callable[..., CheckReport], *, required: bool) -> CheckReport:
-    """A record of this test set made with another string normalisation: stale, like an edit."""
-    data = {"status": "stale", "stale_record": {
-        "testset_digest": record.testset_digest, "created_at": record.created_at, "training": record.training_name,
-        "clean": record.clean, "normalisation": record.normalisation or None, "expected_normalisation": NORMALISATION,
-    }}
-    what = (
-        f"the recorded check ({record.created_at}, against {record.training_name}) compared strings with "
-        f"{'an older normalisation' if not record.normalisation else 'normalisation ' + record.normalisation}, "
-        f"not {NORMALISATION} (which also meets NFC/NFD, fullwidth, case-folded and zero-width variants)"
-    )
-    rerun = f"`oloproof leakage check --training {record.training_name} --record`"
-    if required:
-        return report(
-            "stale: the recorded check used another string normalisation", data,
-            verdict=Verdict.BLOCKED, reasons=("leakage_stale",), blocks=True, sentence=f"leakage: required, and {what}: run {rerun}.",
-        )
-    return report(f"not checked with the current normalisation: {what}", data)
-
-
-def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:
-    return {
-        "record": str(record_path(root, record.testset_digest).relative_to(root)),
-        "checked_at": record.created_at,
-        "cases_checked": record.n_cases,
-        "n_leaked": len(record.leaked_ids),
-        "leaked_ids": list(record.leaked_ids),
-        "rows_scanned": record.rows_scanned,
-        "options": {"fields": None if record.fields is None else list(record.fields), "round": record.digits},
-        "training": {"name": record.training_name, "format": record.training_format, "size_bytes": record.training_size,
-                     "sha256": record.training_sha256},
-        "checker": dict(record.checker),
-        "near_duplicates_checked": False,
-    }
-
-
-def _checker_digest() -> str:
-    from oloproof.identity import checker_identity
-
-    return checker_identity().source_digest

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from oloproof.errors import DataError
-from oloproof.leakage import MISSING, MatchPlan, json_getters, lookup_candidates, resolve
-from oloproof.leakage_io import (
+from oloproof.leakage.match import Matcher, ScanCounts
+from oloproof.leakage.normalise import MISSING
+from oloproof.leakage.plan import MatchPlan, json_getters, lookup_candidates, resolve
+from oloproof.leakage.readers import (
     BLOCK_BYTES,
     CSV_FIELD_LIMIT,
     SAMPLE_ROWS,
@@ -43,7 +45,6 @@ from oloproof.leakage_io import (
     scan_csv,
     scan_jsonl,
 )
-from oloproof.leakage_match import Matcher, ScanCounts
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this, starting workers costs more than it saves
 WORKER_EXIT_S = 5.0  # how long a worker that has sent its result is given to exit before it is terminated
@@ -280,7 +281,7 @@ def _worker_main(connection: Any, *args: Any) -> None:
 
 
 def parallel_available() -> bool:
-    import multiprocessing
+    import multiprocessing  # lazy: start-up
 
     return "fork" in multiprocessing.get_all_start_methods()
 
@@ -293,8 +294,8 @@ def _run_parallel(
     Workers are forked before this process starts any thread of its own (the digest thread
     starts after them, ``started``), so no lock can be inherited held.
     """
-    import multiprocessing
-    from multiprocessing.connection import Connection, wait
+    import multiprocessing  # lazy: start-up
+    from multiprocessing.connection import Connection, wait  # lazy: start-up
 
     ranges = split_ranges(source.path, source.size, workers)
     context = multiprocessing.get_context("fork")

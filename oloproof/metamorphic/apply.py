@@ -16,12 +16,12 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError, UsageError
+from oloproof.files import STORE_DIR
 from oloproof.jsonl import dumps_line
 from oloproof.metamorphic.spec import TransformSpec
-from oloproof.runstore import STORE_DIR
 from oloproof.testset import Case, TestSet, canonical_digest
-from oloproof.transforms import ApplyEnv, Unchanged, ValueProblem
-from oloproof.transforms.base import ABSENT, get_path, set_path
+from oloproof.transforms.base import ABSENT, ApplyEnv, Unchanged, ValueProblem, get_path, set_path
+from oloproof.transforms.image import resolve_image
 
 OUT_DIR = "metamorphic"  # under .oloproof/
 
@@ -109,7 +109,6 @@ def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> 
 def _shown(spec: TransformSpec, value: Any, base_dir: Path) -> Any:
     """What a person judges: an image's bytes (by digest), or the value itself."""
     if spec.family == "image":
-        from oloproof.transforms.image import resolve_image
 
         return {"sha256": hashlib.sha256(resolve_image(value, base_dir).read_bytes()).hexdigest()}
     return value

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from oloproof.errors import DataError
+from oloproof.evaluators.base import LabelState, LabelStatus
 from oloproof.jsonl import iter_objects
 from oloproof.metamorphic.apply import TransformedSet
 
 LABEL_KEYS = frozenset({"id", "preserved", "digest", "note"})
-
-State = Literal["declared", "validated", "unlabelled", "changes_meaning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,40 +53,6 @@ def load_labels(file: Path, *, shown: str) -> dict[str, Label]:
             raise DataError(shown, line, f"case '{case_id}': unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(LABEL_KEYS))}")
         labels[case_id] = Label(preserved=preserved, digest=digest, line=line)
     return labels
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LabelStatus:
-    state: State
-    file: str | None  # the labels path as declared, or None
-    preserved: tuple[str, ...] = ()
-    changed_meaning: tuple[str, ...] = ()  # labelled preserved: false
-    unlabelled: tuple[str, ...] = ()  # changed cases with no current label (stale and unbound ones included)
-    stale: tuple[str, ...] = ()  # labelled, but on another original/transformed pair
-    unbound: tuple[str, ...] = ()  # labelled without a digest: not bound to any pair a person saw
-    unused: int = 0  # labels for cases the transform did not change (or not in the test set)
-    file_exists: bool = True  # False: the declared labels file does not exist yet (every changed case unlabelled)
-
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        if self.state == "declared":
-            return ("transform_declared",)
-        codes: list[str] = []
-        if self.changed_meaning:
-            codes.append("transform_changes_meaning")
-        if self.unlabelled:
-            codes.append("transform_unlabelled")
-        return tuple(codes)
-
-    def to_json(self, limit: int = 50) -> dict[str, object]:
-        return {
-            "file": self.file, "preserved": len(self.preserved),
-            "changed_meaning": len(self.changed_meaning), "changed_meaning_ids": list(self.changed_meaning[:limit]),
-            "unlabelled": len(self.unlabelled), "unlabelled_ids": list(self.unlabelled[:limit]),
-            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]),
-            "unbound": len(self.unbound), "unbound_ids": list(self.unbound[:limit]), "unused": self.unused,
-            "file_exists": None if self.file is None else self.file_exists,
-        }
 
 
 def is_current(label: Label | None, digest: str) -> bool:
@@ -121,7 +85,7 @@ def label_status(
         else:
             changed.append(case_id)
     applicable = set(variant.applicable)
-    state: State = "changes_meaning" if changed else ("unlabelled" if unlabelled else "validated")
+    state: LabelState = "changes_meaning" if changed else ("unlabelled" if unlabelled else "validated")
     return LabelStatus(
         state=state, file=file, preserved=tuple(preserved), changed_meaning=tuple(changed), unlabelled=tuple(unlabelled),
         stale=tuple(stale), unbound=tuple(unbound), unused=sum(1 for case_id in labels if case_id not in applicable),

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError
+from oloproof.evaluators.metamorphic import MetamorphicRelation
 from oloproof.schema import Obj, Prop, Scalar, Seq, Tagged, did_you_mean
-from oloproof.transforms import REGISTRY, SpecError, Transform, is_validated
-from oloproof.transforms.base import Family, params_digest, split_path
+from oloproof.transforms.base import Family, SpecError, Transform, is_validated, params_digest, split_path
+from oloproof.transforms.registry import REGISTRY
 
 if TYPE_CHECKING:
     from oloproof.evaluators.base import Evaluator
@@ -91,7 +92,6 @@ class MetamorphicSpec:
 
 def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: Policy) -> MetamorphicSpec | None:
     """Typed transforms from a validated release document; cross-checks evaluators and rules."""
-    from oloproof.evaluators.metamorphic import MetamorphicRelation
 
     section = doc.data.get("metamorphic")
     specs: list[TransformSpec] = []

@@ -9,35 +9,33 @@ run of the same system version (and command) on the same transformed digest exis
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from oloproof.errors import UsageError
+from oloproof.config import Release
+from oloproof.errors import ConfigError, UsageError
+from oloproof.evaluators.base import LabelStatus, Variant, VariantRun
+from oloproof.files import display_path
 from oloproof.metamorphic.apply import TransformedSet, transform_testset
-from oloproof.metamorphic.labels import Label, LabelStatus, label_status, load_labels
+from oloproof.metamorphic.labels import Label, label_status, load_labels
 from oloproof.metamorphic.spec import TransformSpec
+from oloproof.run import execute
+from oloproof.runstore import RunRecord, RunStore
+from oloproof.schema import did_you_mean
+from oloproof.testset import TestSet
 
-if TYPE_CHECKING:
-    from oloproof.config import Release
-    from oloproof.runstore import RunRecord, RunStore
-    from oloproof.testset import TestSet
+# What a flip rate cannot tell (SPEC §5, the guide's "What this cannot tell you"): added to the
+# gate's limitations whenever metamorphic transforms are declared.
+LIMITATIONS = (
+    "Metamorphic checks try only the declared transforms, at the declared size: a low flip rate says nothing about "
+    "perturbations nobody declared, or about larger changes.",
+    "A flip rate over the test set's cases is not an attacker's search: a worst-case input near any case may still flip.",
+    "No robustness is certified: no bound is proven for any input; the flip rate is only a rate over these cases.",
+)
 
 
 def run_kind(name: str) -> str:
     return f"metamorphic:{name}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Variant:
-    """One transform applied to the test set, with the system's outputs on the changed cases."""
-
-    spec: TransformSpec
-    cases: TransformedSet
-    outputs: Mapping[str, dict[str, Any]]  # case id -> output on the transformed copy
-    run: RunRecord | None  # None when the transform changed no case (nothing to run)
-    reused: bool
-    labels: LabelStatus
 
 
 def find_variant_run(release: Release, variant: TransformedSet, store: RunStore, *, version: str) -> RunRecord | None:
@@ -55,8 +53,6 @@ def find_variant_run(release: Release, variant: TransformedSet, store: RunStore,
 
 def transformed_cases(release: Release, testset: TestSet, name: str) -> TransformedSet:
     """Apply the declared transform ``name`` (a usage error names the declared ones)."""
-    from oloproof.schema import did_you_mean
-
     spec = release.metamorphic.get(name) if release.metamorphic is not None else None
     if spec is None:
         declared = release.metamorphic.names() if release.metamorphic is not None else []
@@ -69,8 +65,6 @@ def transformed_cases(release: Release, testset: TestSet, name: str) -> Transfor
 def labels_file(release: Release, spec: TransformSpec) -> Path:
     """The declared ``labels:`` file, resolved; it must stay under the directory of release.yaml
     (a config error names the line and key otherwise). It need not exist yet."""
-    from oloproof.errors import ConfigError
-
     assert spec.labels is not None
     key_path = f"{spec.key_path}.labels"
 
@@ -99,8 +93,6 @@ def read_labels(release: Release, spec: TransformSpec) -> tuple[Path, dict[str, 
     file = labels_file(release, spec)
     if not file.is_file():
         return file, None
-    from oloproof.config import display_path
-
     assert spec.labels is not None
     return file, load_labels(file, shown=display_path(release.base_dir / spec.labels))
 
@@ -136,15 +128,13 @@ class VariantProvider:
         return self._cache[name]
 
     def _make(self, name: str) -> Variant:
-        from oloproof.run import execute
-
         cases = transformed_cases(self.release, self.testset, name)
         labels = labels_of(self.release, cases)
         if not cases.testset.cases:
-            return Variant(spec=cases.spec, cases=cases, outputs={}, run=None, reused=False, labels=labels)
+            return variant_of(cases, {}, None, reused=False, labels=labels)
         record = None if self.rerun else find_variant_run(self.release, cases, self.store, version=self.version)
         if record is not None:
-            return Variant(spec=cases.spec, cases=cases, outputs=self.store.outputs(record), run=record, reused=True, labels=labels)
+            return variant_of(cases, self.store.outputs(record), record, reused=True, labels=labels)
         system = self.release.system
         if system.command is None or self.version != system.version:
             why = (
@@ -157,4 +147,20 @@ class VariantProvider:
                 f"the outputs with `oloproof metamorphic import {name} --outputs FILE --version {self.version}`"
             )
         record, outputs = execute(self.release, cases.testset, self.store, kind=run_kind(name), on_batch=self.on_batch)
-        return Variant(spec=cases.spec, cases=cases, outputs=outputs, run=record, reused=False, labels=labels)
+        return variant_of(cases, outputs, record, reused=False, labels=labels)
+
+
+def variant_of(
+    cases: TransformedSet, outputs: Mapping[str, dict[str, Any]], record: RunRecord | None, *, reused: bool, labels: LabelStatus
+) -> Variant:
+    """The evaluators' record of one transform's variant (plain data, see ``evaluators.base``)."""
+    spec = cases.spec
+    return Variant(
+        name=spec.name, kind=spec.kind, family=spec.family, input_field=spec.field, description=spec.transform.describe(),
+        params=spec.transform.params(), validated=spec.validated, applicable=cases.applicable,
+        not_applicable=cases.not_applicable, n_cases=len(cases.source), outputs=outputs,
+        run=None if record is None else VariantRun(
+            run_id=record.run_id, status=record.status, failure=record.failure, testset_digest=record.testset_digest,
+        ),
+        reused=reused, labels=labels,
+    )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
-    from oloproof.gate import GateResult
+    from oloproof.result import GateResult
 
 Level = Literal["error", "warning", "notice"]
 

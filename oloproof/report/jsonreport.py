@@ -10,9 +10,8 @@ from typing import Any
 
 import orjson
 
-from oloproof.gate import GATE_SCHEMA, GateResult
+from oloproof.result import GATE_SCHEMA, GateResult, RuleResult
 from oloproof.stats.interval import Interval
-from oloproof.verdicts import RuleResult
 
 
 def interval_json(interval: Interval | None) -> dict[str, Any] | None:
@@ -35,7 +34,7 @@ def rule_json(rule: RuleResult) -> dict[str, Any]:
 
 
 def to_json(result: GateResult) -> dict[str, Any]:
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
     release, testset, run = result.release, result.testset, result.run
     criteria: dict[str, Any] = {}

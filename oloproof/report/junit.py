@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from oloproof.gate import GateResult
+from oloproof.result import GateResult
 from oloproof.verdicts import Verdict
 
 

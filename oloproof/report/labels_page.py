@@ -24,6 +24,7 @@ import orjson
 from oloproof.metamorphic.apply import TransformedSet
 from oloproof.metamorphic.labels import Label, is_current
 from oloproof.testset import Case
+from oloproof.transforms.image import load_image, resolve_image
 
 DIFF_LIMIT = 20_000  # characters; longer texts are shown without marks (difflib is quadratic)
 _BROWSER_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp", "BMP": "image/bmp"}
@@ -35,9 +36,8 @@ def _e(text: Any) -> str:
 
 def image_data_uri(value: Any, base_dir: Path) -> str:
     """An image input as a data: URI (re-encoded as PNG when browsers cannot show its format)."""
-    from PIL import Image
+    from PIL import Image  # lazy: start-up
 
-    from oloproof.transforms.image import load_image, resolve_image
 
     path = resolve_image(value, base_dir)
     raw = path.read_bytes()

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from oloproof.verdicts import RuleResult, Verdict
+from oloproof.result import RuleResult
+from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
-    from oloproof.checks import CheckReport
-    from oloproof.gate import GateResult
+    from oloproof.result import CheckReport, GateResult
 
 SUMMARY_LIMIT = 1024 * 1024 - 4096  # GitHub's 1 MiB per step, with room for a note another tool appends
 ICON = {

@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from oloproof.gate import GateResult
+from oloproof.result import GateResult
 from oloproof.verdicts import Verdict
 
 STYLE = {

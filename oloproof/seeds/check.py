@@ -13,22 +13,22 @@ not read ``leakage: required``: the released checkpoint is gated on its own run.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oloproof.checks import CheckReport, GateCheck, GateContext
-from oloproof.decide import INVALIDATING, side_of
+from oloproof.checks import GateCheck, GateContext
+from oloproof.config import Release, require_criterion
+from oloproof.decide import INVALIDATING, interval_text, side_of
 from oloproof.errors import StoreError, UsageError
-from oloproof.policy import RULE
-from oloproof.schema import Document, MapOf, Obj, Prop, Scalar, validate_text
-from oloproof.verdicts import RuleResult, Verdict
+from oloproof.evaluators.base import EvalContext
+from oloproof.result import CheckReport, RuleResult
+from oloproof.runstore import resolve_ref
+from oloproof.seeds.spec import SeedsSpec
+from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from oloproof.config import Release
     from oloproof.evaluators.base import CriterionOutcome
     from oloproof.policy import Policy, Rule
     from oloproof.runstore import RunRecord, RunStore
@@ -36,43 +36,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 MIN_SEEDS = 3
-
-SEEDS = Obj(
-    {
-        "recipe": Prop(Scalar("str", nonempty=True), required=True, doc="Name of the training recipe."),
-        "checkpoints": Prop(
-            MapOf(Scalar("str", nonempty=True), min_items=1),
-            required=True, doc="Checkpoint name -> run ref (latest~N, version:NAME, a run id), one per seed.",
-        ),
-        "rule": Prop(RULE, required=True, doc="The recipe's rule: a min or max on one pass/fail criterion."),
-    },
-    title="oloproof seeds",
-    doc="The recipe check across seeds.",
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SeedsSpec:
-    recipe: str
-    checkpoints: tuple[tuple[str, str], ...]  # (name, ref) in the order written
-    rule: Rule
-    source: str
-
-
-def parse_seeds(doc: Document, prefix: str = "") -> SeedsSpec:
-    from oloproof.policy import build_rule
-
-    data = doc.data if not prefix else doc.data[prefix]
-    rule = build_rule(doc, data["rule"], f"{prefix + '.' if prefix else ''}rule")
-    if rule.kind == "regression":
-        raise doc.error(f"{prefix + '.' if prefix else ''}rule", "the recipe rule takes min or max, not a baseline")
-    return SeedsSpec(recipe=data["recipe"], checkpoints=tuple(data["checkpoints"].items()), rule=rule, source=doc.path)
-
-
-def load_seeds_file(path: Path, shown: str) -> SeedsSpec:
-    from oloproof.config import read_text
-
-    return parse_seeds(validate_text(read_text(path, shown), SEEDS, path=shown, empty_message="the seeds file is empty"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,8 +56,6 @@ class SeedsResult:
     matrix: Any  # n × k outcomes (NaN = missing) of the usable checkpoints, or None
 
     def to_json(self) -> dict[str, Any]:
-        from oloproof.report.jsonreport import rule_json
-
         recipe = self.recipe
         ids = [case.id for case in self.testset.cases]
         usable = [cp for cp in self.checkpoints if cp.problem is None]
@@ -112,7 +73,7 @@ class SeedsResult:
                 }
                 for cp in self.checkpoints
             ],
-            "rule": rule_json(self.rule),
+            "rule": self.rule.to_json(),
             "unstable_case_ids": [ids[i] for i in recipe.unstable_cases] if recipe else [],
         }
 
@@ -126,7 +87,6 @@ def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> t
             "so a grouped test set cannot judge a recipe"
         )
     records = [record for record in store.records() if record.kind == "system"]
-    from oloproof.runstore import resolve_ref
 
     out: list[Checkpoint] = []
     seen_versions: dict[str, str] = {}
@@ -157,12 +117,9 @@ def decide_recipe(
 ) -> SeedsResult:
     """Decide the recipe rule; ``checkpoints`` resolved earlier (the gate resolves them before
     its own run, so that run can never shift ``latest~N`` refs) or now."""
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
-    from oloproof.config import require_criterion
-    from oloproof.decide import interval_text
-    from oloproof.evaluators.base import EvalContext
-    from oloproof.stats.seeds import recipe_interval
+    from oloproof.stats.seeds import recipe_interval  # lazy: start-up (scipy)
 
     rule = spec.rule
     evaluator = require_criterion(release.criteria(), rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
@@ -207,7 +164,7 @@ def _verdict(
     spec: SeedsSpec, rule: Rule, policy: Policy, recipe: RecipeResult | None, matrix: np.ndarray, reasons: list[str],
     interval_text: Any, common: dict[str, Any],
 ) -> RuleResult:
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
     k = matrix.shape[1]
     missing = int(np.isnan(matrix).sum())
@@ -269,50 +226,3 @@ class SeedsCheck(GateCheck):
             return []
         result = decide_recipe(spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store, checkpoints=self._checkpoints)
         return [result.rule]
-
-
-def render_html(result: SeedsResult) -> str:
-    """An offline page listing every case under every checkpoint (every case string escaped)."""
-    import html
-
-    import numpy as np
-
-    ids = [case.id for case in result.testset.cases]
-    usable = [cp for cp in result.checkpoints if cp.problem is None]
-    unstable = set(result.recipe.unstable_cases) if result.recipe else set()
-    matrix = result.matrix
-    head_cells = "".join(f"<th>{html.escape(cp.name)}<br><small>{html.escape(cp.run.version if cp.run else '')}</small></th>" for cp in usable)
-    rows: list[str] = []
-    for index, case_id in enumerate(ids):
-        cells = []
-        for column in range(len(usable)):
-            value = matrix[index, column] if matrix is not None else np.nan
-            text, cls = ("—", "missing") if np.isnan(value) else (("pass", "pass") if value >= 0.5 else ("fail", "fail"))
-            cells.append(f'<td class="{cls}">{text}</td>')
-        flag = ' class="unstable"' if index in unstable else ""
-        rows.append(f"<tr{flag}><th scope=row>{html.escape(case_id)}</th>{''.join(cells)}</tr>")
-    rule = result.rule
-    interval = rule.interval
-    summary = (
-        f"{html.escape(rule.verdict.value)} — {html.escape(rule.sentence)}" if interval is None
-        else f"{html.escape(rule.verdict.value)}: {interval.estimate:.1%} [{interval.low:.1%}, {interval.high:.1%}] — {html.escape(rule.sentence)}"
-    )
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>oloproof seeds: {html.escape(result.spec.recipe)}</title>
-<style>
-body{{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}}
-table{{border-collapse:collapse}} th,td{{border:1px solid #ccc;padding:2px 8px;text-align:center}}
-th[scope=row]{{text-align:left;font-weight:normal;font-family:monospace}}
-.pass{{background:#e6f4ea}} .fail{{background:#fce8e6}} .missing{{background:#eee;color:#777}}
-tr.unstable th{{font-weight:bold}} tr.unstable{{outline:2px solid #f9ab00}}
-</style></head><body>
-<h1>Recipe {html.escape(result.spec.recipe)} across {len(usable)} seed(s)</h1>
-<p>{summary}</p>
-<p>dev set {html.escape(result.testset.path)} ({len(ids)} cases, {html.escape(result.testset.digest)}).
-Cases whose verdict changes with the seed are outlined ({len(unstable)}).</p>
-<table><thead><tr><th>case</th>{head_cells}</tr></thead><tbody>
-{os.linesep.join(rows)}
-</tbody></table></body></html>
-"""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+import orjson
+
 from oloproof.schema import Obj
 
 if TYPE_CHECKING:
@@ -46,7 +48,6 @@ Outcome = Changed | Unchanged
 
 class ValueProblem(Exception):
     """A case's value cannot be transformed (wrong type, unreadable image): a data error."""
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApplyEnv:
@@ -113,14 +114,13 @@ def case_seed(seed: int, case_id: str) -> int:
 
 
 def case_rng(seed: int, case_id: str) -> np.random.Generator:
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
     return np.random.default_rng(case_seed(seed, case_id))
 
 
 def params_digest(kind: str, params: dict[str, Any]) -> str:
     """A short, stable digest of a transform's declaration (names its output directory)."""
-    import orjson
 
     blob = orjson.dumps({"kind": kind, "params": params}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(blob).hexdigest()[:16]

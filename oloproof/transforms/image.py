@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oloproof.files import STORE_DIR, atomic_write_bytes
 from oloproof.schema import Obj, Prop, Scalar
 from oloproof.transforms.base import (
     SEED_MAX,
@@ -49,7 +50,6 @@ def resolve_image(value: Any, base_dir: Path) -> Path:
         raise ValueProblem(f"an image input must be a path to an image file, got {kind}")
     if "\x00" in value:
         raise ValueProblem(f"an image path must not contain a NUL byte: {value!r}")
-    from oloproof.runstore import STORE_DIR
 
     root = base_dir.resolve()
     try:
@@ -67,7 +67,7 @@ def resolve_image(value: Any, base_dir: Path) -> Path:
 
 def load_image(value: Any, base_dir: Path) -> PILImage.Image:
     """Open an image input as L, RGB or RGBA (palette and other modes are converted)."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError  # lazy: start-up
 
     path = resolve_image(value, base_dir)
     try:
@@ -87,7 +87,7 @@ def load_image(value: Any, base_dir: Path) -> PILImage.Image:
 
 
 def _same_pixels(before: PILImage.Image, after: PILImage.Image) -> bool:
-    import numpy as np
+    import numpy as np  # lazy: start-up
 
     if before.size != after.size:
         return False
@@ -106,8 +106,6 @@ def _encode(image: PILImage.Image, fmt: str, quality: int | None = None) -> byte
 
 
 def _write(data: bytes, suffix: str, env: ApplyEnv) -> str:
-    from oloproof.atomic import atomic_write_bytes
-
     name = hashlib.sha256(data).hexdigest()[:32] + suffix
     target = env.out_dir / name
     if not target.is_file() or target.read_bytes() != data:
@@ -129,7 +127,7 @@ class _ImageTransform:
         return None
 
     def apply(self, value: Any, *, case_id: str, env: ApplyEnv) -> Outcome:
-        from PIL import Image
+        from PIL import Image  # lazy: start-up
 
         original = load_image(value, env.base_dir)
         transformed = self.pixels(original, case_id=case_id)
@@ -169,7 +167,7 @@ class Blur(_ImageTransform):
         return {"radius": self.radius}
 
     def pixels(self, image: PILImage.Image, *, case_id: str) -> PILImage.Image:
-        from PIL import ImageFilter
+        from PIL import ImageFilter  # lazy: start-up
 
         color, alpha = _split_alpha(image)
         return _join_alpha(color.filter(ImageFilter.GaussianBlur(self.radius)), alpha)
@@ -187,7 +185,7 @@ class Brightness(_ImageTransform):
         return {"factor": self.factor}
 
     def pixels(self, image: PILImage.Image, *, case_id: str) -> PILImage.Image:
-        from PIL import ImageEnhance
+        from PIL import ImageEnhance  # lazy: start-up
 
         color, alpha = _split_alpha(image)  # transparency is not brightness
         return _join_alpha(ImageEnhance.Brightness(color).enhance(self.factor), alpha)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from oloproof.action import main
+from oloproof.action.main import main
 from tests.conftest import Project, labelled_cases
 
 TOKEN = "ghs_faketoken0123456789"

@@ -229,7 +229,7 @@ seeds: seeds.yaml
 def test_every_declared_check_runs_in_the_container(
     client: Any, image: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_github: FakeGitHub
 ) -> None:
-    from oloproof.cli import main as cli
+    from oloproof.cli.main import main as cli
 
     workspace = tmp_path / "workspace"
     shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))

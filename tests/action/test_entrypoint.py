@@ -251,7 +251,7 @@ def test_a_config_error_points_at_its_line_and_fails_the_check(action: ActionRun
 def test_action_yml_declares_exactly_the_inputs_the_entrypoint_reads() -> None:
     import yaml
 
-    from oloproof.action import INPUTS
+    from oloproof.action.inputs import INPUTS
 
     meta = yaml.safe_load((Path(__file__).parents[2] / "action.yml").read_text())
     assert meta["runs"] == {"using": "docker", "image": "Dockerfile"}

@@ -74,12 +74,12 @@ def test_a_broken_http_reply_during_a_config_error_keeps_the_config_error(action
 
 
 def test_a_bug_while_reporting_a_config_error_exits_70_not_1(action: ActionRun, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    import oloproof.action
+    import oloproof.action.publish
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom in the report")
 
-    monkeypatch.setattr(oloproof.action, "publish_check_run", broken)
+    monkeypatch.setattr(oloproof.action.publish, "publish_check_run", broken)
     break_config(action)
     result = action()
     assert result.code == ExitCode.INTERNAL
@@ -93,7 +93,7 @@ def test_a_bug_while_reporting_a_config_error_exits_70_not_1(action: ActionRun, 
 def test_nothing_escapes_main_even_before_the_session_exists(
     action: ActionRun, monkeypatch: pytest.MonkeyPatch, exc: BaseException
 ) -> None:
-    from oloproof.github import ActionEnv
+    from oloproof.action.github import ActionEnv
 
     def broken(environ: object) -> None:
         raise exc
@@ -107,19 +107,19 @@ def test_nothing_escapes_main_even_before_the_session_exists(
 
 
 def test_an_error_inside_the_internal_error_report_still_exits_70(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
-    import oloproof.action
+    import oloproof.action.publish
 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("summary file gone")
 
-    monkeypatch.setattr(oloproof.action, "append_summary", broken)
+    monkeypatch.setattr(oloproof.action.publish, "append_summary", broken)
     result = action(**{"github-token": ""})
     assert result.code == ExitCode.INTERNAL
     assert result.annotations("error")[-1].startswith("::error title=oloproof%3A internal error::")
 
 
 def test_the_checks_client_turns_every_transport_failure_into_its_api_error(fake_github: FakeGitHub) -> None:
-    from oloproof.github import ChecksClient, GitHubApiError
+    from oloproof.action.github import ChecksClient, GitHubApiError
 
     for reply in BROKEN_REPLIES.values():
         fake_github.raw_reply = reply
@@ -163,12 +163,12 @@ def test_an_outer_newline_around_the_token_is_trimmed_not_refused(action: Action
 
 
 def test_an_internal_error_never_quotes_the_token(action: ActionRun, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    import oloproof.gate
+    import oloproof.action.main
 
     def leaky(*args: object, **kwargs: object) -> None:
         raise ValueError(f"Invalid header value b'Bearer {TOKEN}'")
 
-    monkeypatch.setattr(oloproof.gate, "run_gate", leaky)
+    monkeypatch.setattr(oloproof.action.main, "run_gate", leaky)
     result = action()
     assert result.code == ExitCode.INTERNAL
     assert TOKEN not in result.summary

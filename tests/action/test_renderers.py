@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from oloproof.checks import CheckReport
-from oloproof.gate import GateResult
+from oloproof.result import CheckReport
+from oloproof.result import GateResult
 from oloproof.identity import CheckerIdentity
 from oloproof.report import annotations as ann
 from oloproof.report import markdown
 from oloproof.stats.interval import Interval
-from oloproof.verdicts import RuleResult, Verdict, worst
+from oloproof.result import RuleResult
+from oloproof.verdicts import Verdict, worst
 from tests.conftest import Project, labelled_cases
 
 GOLD = Path(__file__).parent / "gold"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oloproof.atomic import atomic_write_dir
+from oloproof.files import atomic_write_dir
 from tests.conftest import Project, labelled_cases
 
 
@@ -63,7 +63,7 @@ def test_an_interrupted_directory_write_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_atomic_files_get_ordinary_permissions(tmp_path: Path) -> None:
-    from oloproof.atomic import atomic_write_text
+    from oloproof.files import atomic_write_text
 
     old = os.umask(0o022)
     try:

@@ -1,0 +1,197 @@
+"""The action's inputs (``INPUT_*``, hyphens kept): validated all at once, every problem named.
+
+Unknown ``INPUT_*`` names are errors: a misspelt ``fail_on:`` must not silently loosen the gate.
+Paths must stay inside the workspace; the token is checked without ever being echoed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oloproof.action.github import HOLDOUT_READ_EVENTS, ActionEnv
+from oloproof.errors import OloproofError, UsageError
+from oloproof.schema import did_you_mean
+from oloproof.verdicts import Verdict
+
+# The action's inputs and their defaults: action.yml declares the same (a test keeps them equal).
+DEFAULT_FAIL_ON = "FAIL, BLOCKED, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW"
+INPUTS: dict[str, str] = {
+    "config": "release.yaml",
+    "working-directory": ".",
+    "fail-on": DEFAULT_FAIL_ON,
+    "read-holdout": "false",
+    "holdout-reason": "",
+    "github-token": "",  # action.yml: ${{ github.token }}
+    "check-name": "oloproof",
+    "json-report": "oloproof-report.json",
+    "outputs": "",
+}
+MAX_REASON = 500
+
+
+class InputError(OloproofError):
+    """One or more inputs are invalid: exits 2, one ``::error::`` line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+class CapabilityMissing(UsageError):
+    """The workflow asked for something this oloproof cannot do (exits 2, never a silent skip)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Inputs:
+    config: str
+    working_directory: Path  # absolute, inside the workspace
+    fail_on: frozenset[Verdict]
+    read_holdout: bool
+    holdout_reason: str
+    github_token: str
+    check_name: str
+    json_report: Path | None  # absolute, inside the workspace
+    outputs: Path | None
+
+
+def input_env_name(name: str) -> str:
+    """The environment variable the runner sets for input ``name`` (hyphens kept)."""
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+def raw_inputs(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Input values (defaults filled in) and problems with unknown ``INPUT_*`` names."""
+    known = {input_env_name(name): name for name in INPUTS}
+    values = dict(INPUTS)
+    problems: list[str] = []
+    for key, value in environ.items():
+        if not key.startswith("INPUT_"):
+            continue
+        name = known.get(key)
+        if name is None:
+            wanted = key[len("INPUT_") :].lower().replace("_", "-")
+            problems.append(f"unknown input '{key[len('INPUT_'):].lower()}'{did_you_mean(wanted, INPUTS)}; inputs: {', '.join(INPUTS)}")
+            continue
+        values[name] = value
+    return values, problems
+
+
+def parse_fail_on(text: str) -> frozenset[Verdict]:
+    """``fail-on``: verdict names separated by commas, spaces or newlines; ``none`` for report-only."""
+    names = [part for part in re.split(r"[\s,]+", text.strip()) if part]
+    if not names:
+        raise ValueError("fail-on is empty: name the verdicts that fail the job, or 'none' to never fail it")
+    if [name.lower() for name in names] == ["none"]:
+        return frozenset()
+    chosen: set[Verdict] = set()
+    allowed = [verdict.value for verdict in Verdict if verdict is not Verdict.PASS]
+    for name in names:
+        upper = name.upper().replace("-", "_")
+        if upper == "PASS":
+            raise ValueError("fail-on: PASS cannot fail the job")
+        if upper not in allowed:
+            raise ValueError(f"fail-on: unknown verdict '{name}'{did_you_mean(upper, allowed)}; choose from {', '.join(allowed)} (or 'none')")
+        chosen.add(Verdict(upper))
+    return frozenset(chosen)
+
+
+def parse_bool(name: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError(f"{name}: expected true or false, got '{text}'")
+
+
+def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
+    if not relative.strip():
+        raise ValueError(f"{name} is empty")
+    if "\0" in relative or "\n" in relative or "\r" in relative:
+        raise ValueError(f"{name}: control characters are not allowed in a path")
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise ValueError(f"{name}: '{relative}' is absolute; give a path relative to the repository")
+    resolved = (base / candidate).resolve()
+    if resolved != workspace and workspace not in resolved.parents:
+        raise ValueError(f"{name}: '{relative}' lies outside the workspace ({workspace})")
+    return resolved
+
+
+def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
+    """Validate every input; all problems are reported at once."""
+    values, problems = raw_inputs(environ)
+    workspace = env.workspace
+
+    def attempt(parse: Callable[[], Any]) -> Any:
+        try:
+            return parse()
+        except ValueError as exc:
+            problems.append(str(exc))
+            return None
+
+    workdir = attempt(lambda: _inside(workspace, workspace, values["working-directory"] or ".", "working-directory"))
+    if workdir is not None and not workdir.is_dir():
+        problems.append(f"working-directory: '{values['working-directory']}' is not a directory in the workspace")
+        workdir = None
+    base = workdir or workspace
+    config = attempt(lambda: _inside(workspace, base, values["config"], "config"))
+    fail_on = attempt(lambda: parse_fail_on(values["fail-on"]))
+    read_holdout = attempt(lambda: parse_bool("read-holdout", values["read-holdout"]))
+    reason = " ".join(values["holdout-reason"].split())
+    if len(reason) > MAX_REASON:
+        problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
+    token = values["github-token"].strip()
+    if any(not "!" <= ch <= "~" for ch in token):  # never echo the value: it is a secret
+        problems.append(
+            "github-token: the value holds whitespace, a control character or a non-ASCII character, which no GitHub "
+            "token has (the value is not shown); pass the token alone, e.g. ${{ github.token }} or ${{ secrets.NAME }}"
+        )
+    check_name = values["check-name"].strip()
+    if not check_name:
+        problems.append("check-name is empty")
+    elif len(check_name) > 100 or any(ch in check_name for ch in "\r\n\0"):
+        problems.append("check-name: at most 100 characters, on one line")
+    json_report = None
+    if values["json-report"].strip():
+        json_report = attempt(lambda: _inside(workspace, base, values["json-report"], "json-report"))
+        if json_report is not None and json_report.is_dir():
+            problems.append(f"json-report: '{values['json-report']}' is a directory")
+    outputs = None
+    if values["outputs"].strip():
+        outputs = attempt(lambda: _inside(workspace, base, values["outputs"], "outputs"))
+        if outputs is not None and not outputs.is_file():
+            problems.append(f"outputs: '{values['outputs']}' is not a file in the workspace")
+    if problems:
+        raise InputError(problems)
+    assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
+    return Inputs(
+        config=os.path.relpath(config, workdir), working_directory=workdir, fail_on=fail_on, read_holdout=read_holdout,
+        holdout_reason=reason, github_token=token, check_name=check_name,
+        json_report=json_report, outputs=outputs,
+    )
+
+
+def holdout_reason(inputs: Inputs, env: ActionEnv) -> str:
+    """Why this holdout read happens: the input, else the triggering event; refused without one."""
+    if not env.may_read_holdout:
+        event = f"a {env.event_name} event" if env.event_name else "an unknown event (GITHUB_EVENT_NAME is not set)"
+        raise UsageError(
+            f"read-holdout: true on {event} is refused: holdout reads run only on {', '.join(HOLDOUT_READ_EVENTS)} "
+            "events, whose read log can be committed to the default branch. Elsewhere (pull requests, merge queues, "
+            "reviews, comments) the read would spend budget without a record. Read the holdout on a release or a "
+            "default-branch push."
+        )
+    if inputs.holdout_reason:
+        return inputs.holdout_reason
+    if env.release_tag:
+        return f"release {env.release_tag}"
+    if env.dispatch_reason:
+        return env.dispatch_reason
+    raise UsageError(
+        "read-holdout: true needs a reason: set holdout-reason, or run on a release (the reason becomes 'release <tag>'), "
+        "a tag push, or a workflow_dispatch with a 'reason' input"
+    )

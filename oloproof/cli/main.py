@@ -1,0 +1,75 @@
+"""The command line: ``main(argv) -> int``, one module per subcommand.
+
+One top-level handler (``oloproof.exits``, shared with the GitHub Action) maps every outcome to an
+exit code: the gate's verdicts (0, 1, 3, 4, 5), usage and configuration errors (2), internal
+errors (70), Ctrl-C (130) and SIGTERM (143). Subcommand
+modules import heavy libraries lazily so ``oloproof --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from types import ModuleType
+
+from oloproof import __version__
+from oloproof.cli.common import silence_stdout
+from oloproof.errors import ExitCode, OloproofError
+from oloproof.exits import run_guarded, where_raised
+
+
+def _commands() -> list[ModuleType]:
+    from oloproof.cli import gate, holdout, init, leakage, metamorphic, run, runs, schema, seeds  # lazy: start-up
+
+    return [gate, run, runs, leakage, metamorphic, seeds, holdout, init, schema]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oloproof",
+        description="A release gate for trained models and LLM prompts: verdicts from intervals, not point estimates.",
+        epilog="Exit codes: 0 PASS, 1 FAIL, 3 BLOCKED, 4 INSUFFICIENT_EVIDENCE, 5 MANUAL_REVIEW, "
+        "2 usage or configuration error, 70 internal error, 130 interrupted, 143 terminated.",
+    )
+    parser.add_argument("--version", action="version", version=f"oloproof {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _commands():
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
+    return run_guarded(lambda: int(args.handler(args)), _Stderr())
+
+
+class _Stderr:
+    """How the CLI says what ended a command: one line on stderr (a traceback only on request)."""
+
+    def error(self, exc: OloproofError) -> None:
+        print(f"oloproof: error: {exc}", file=sys.stderr)
+
+    def stopped(self, code: ExitCode) -> None:
+        word = "terminated" if code is ExitCode.TERMINATED else "interrupted"
+        print(f"oloproof: {word}; nothing half-written was kept", file=sys.stderr)
+
+    def internal(self, exc: BaseException) -> None:
+        print(
+            f"oloproof: internal error (a bug in oloproof, not in your files): {type(exc).__name__}: {exc}\n"
+            f"  at {where_raised(exc)}; oloproof {__version__}, Python {sys.version.split()[0]}\n"
+            "  set OLOPROOF_DEBUG=1 for the full traceback, and please report it",
+            file=sys.stderr,
+        )
+        if os.environ.get("OLOPROOF_DEBUG"):
+            traceback.print_exception(exc)
+
+    def broken_pipe(self) -> None:
+        silence_stdout()

@@ -1,0 +1,11 @@
+"""Every evaluator kind, by its ``type:`` in release.yaml (a new kind is a module and one entry)."""
+
+from __future__ import annotations
+
+from oloproof.evaluators import judge, label_match, metamorphic, text, tolerance
+from oloproof.evaluators.base import EvaluatorKind
+
+REGISTRY: dict[str, EvaluatorKind] = {
+    kind.name: kind
+    for kind in (label_match.KIND, tolerance.KIND, text.REGEX, text.CONTAINS, judge.KIND, metamorphic.KIND)
+}

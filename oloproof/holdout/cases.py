@@ -1,0 +1,139 @@
+"""The holdout set itself: where it is (``${VAR}`` expanded), loading it without ever showing a
+case, and refusing it wherever a dev set is expected."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
+from oloproof.holdout.log import short
+from oloproof.holdout.logfile import ReadsLog
+from oloproof.holdout.records import load_outcome_records, witnesses
+from oloproof.testset import load_testset
+
+if TYPE_CHECKING:
+    from oloproof.config import Release
+    from oloproof.holdout.spec import HoldoutSpec
+    from oloproof.testset import TestSet
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class HoldoutUnavailable(ConfigError):
+    """The holdout file cannot be reached here (an unset variable, a missing file): exit 2 for a
+    read, a note for ``holdout status``, which reads the log without the set."""
+
+
+def holdout_spec(release: Release) -> HoldoutSpec:
+    if release.holdout is None:
+        raise ConfigError(
+            release.path, None, "holdout",
+            "no holdout declared; add `holdout: {cases: evals/holdout/cases.jsonl, budget: 20, log: evals/holdout/READS.log}`",
+        )
+    return release.holdout
+
+
+def cases_path(release: Release, environ: Mapping[str, str] | None = None) -> Path:
+    """The holdout file, with every ``${VAR}`` of ``holdout.cases`` taken from the environment.
+
+    An unset or empty variable is a configuration error naming it and the release.yaml line.
+    """
+    spec = holdout_spec(release)
+    env = os.environ if environ is None else environ
+    line = release.document.line("holdout.cases")
+
+    def expand(match: re.Match[str]) -> str:
+        name = match[1]
+        found = env.get(name, "")
+        if not found:
+            raise HoldoutUnavailable(
+                release.path, line, "holdout.cases",
+                f"environment variable {name} is not set (holdout.cases is '{spec.cases}'); "
+                f"set {name} to the path of the holdout file",
+            )
+        return found
+
+    if "$" in _VARIABLE.sub("", spec.cases):
+        raise ConfigError(release.path, line, "holdout.cases", f"'{spec.cases}': write environment variables as ${{NAME}}")
+    return release.resolve(_VARIABLE.sub(expand, spec.cases))
+
+
+_ID_QUOTED = re.compile(r"(case(?: id)? )'(?:[^'\\]|\\.)*'")
+_ID_REPR = re.compile(r"got id .*$")
+
+
+def withhold_ids(message: str) -> str:
+    """Drop holdout case ids from a data error: the file and line are enough to find the case."""
+    return _ID_REPR.sub("got an id that is not a non-empty string", _ID_QUOTED.sub(r"\1<id withheld>", message))
+
+
+def withheld(shown: str, call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except DataError as exc:
+        if exc.path != shown:
+            raise
+        raise DataError(exc.path, exc.line, withhold_ids(exc.message)) from None
+
+
+def load_holdout(release: Release, environ: Mapping[str, str] | None = None) -> TestSet:
+    """Read and validate the holdout set (errors name file and line, never a case's content)."""
+
+    spec = holdout_spec(release)
+    path = cases_path(release, environ)
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "not found"
+        raise HoldoutUnavailable(release.path, release.document.line("holdout.cases"), "holdout.cases", f"holdout set {what}: {path}")
+    return withheld(spec.cases, lambda: load_testset(path, display=spec.cases, kind="holdout set"))
+
+
+def open_log(release: Release) -> ReadsLog:
+    spec = holdout_spec(release)
+    return ReadsLog(release.resolve(spec.log), shown=spec.log, witnesses=lambda: witnesses(release.base_dir, log=spec.log))
+
+
+def holdout_digests(release: Release, environ: Mapping[str, str] | None = None) -> tuple[Path | None, set[str]]:
+    """The holdout's resolved path (None when a ``${VAR}`` of it is unset) and every digest it is
+    known by: the declared file's, the ``set=`` of every read in the log, and the outcome records'."""
+    spec = holdout_spec(release)
+    digests: set[str] = set()
+    try:
+        path: Path | None = cases_path(release, environ).resolve()
+    except HoldoutUnavailable:
+        path = None
+    if path is not None and path.is_file():
+        try:
+            digests.add(load_holdout(release, environ).digest)
+        except (OloproofError, OSError):
+            pass  # malformed: the log's digests still apply
+    try:
+        state = open_log(release).state()
+        digests.update(entry.fields.set_digest for entry in state.reads)
+    except (OloproofError, OSError):
+        pass
+    records, _ = load_outcome_records(release.base_dir, log=spec.log)
+    digests.update(record.set_digest for record in records)
+    return path, digests
+
+
+def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | None = None) -> None:
+    """Refuse (UsageError, exit 2) a dev test set that is the declared holdout: scoring it through
+    ``gate``, ``run`` or ``seeds`` would read the holdout without a reason or a budget, print its
+    score as a dev score and store its outputs in the committed ``.oloproof/runs/``."""
+    if release.holdout is None:
+        return
+    holdout_path, digests = holdout_digests(release)
+    same_path = path is not None and holdout_path is not None and path.resolve() == holdout_path
+    if not same_path and testset.digest not in digests:
+        return
+    why = "is the holdout file (holdout.cases)" if same_path else f"has the digest of the holdout set ({short(testset.digest)})"
+    raise UsageError(
+        f"the dev test set {testset.path} {why}: scoring it as a dev set would read the holdout without a reason or a "
+        "budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; read the holdout only "
+        "with `oloproof holdout run --reason \"...\"`"
+    )

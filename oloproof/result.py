@@ -1,0 +1,121 @@
+"""What the gate decides, as records every renderer reads: one rule's result, one check's report,
+and the gate's whole result. Renderers (``oloproof.report``) import this, never the gate itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.config import Release
+from oloproof.evaluators.base import CriterionOutcome
+from oloproof.identity import CheckerIdentity
+from oloproof.policy import Rule
+from oloproof.runstore import RunRecord
+from oloproof.stats.interval import Interval
+from oloproof.testset import TestSet
+from oloproof.verdicts import Verdict
+
+GATE_SCHEMA = "oloproof.gate/1"
+
+# What the gate's evidence cannot tell, whatever its verdict (shown in every report).
+LIMITATIONS = (
+    "The interval covers sampling noise over these test cases only; it says nothing about inputs unlike them "
+    "(other populations, later data, an attacker's search).",
+    "A clean verdict on a set that tuning decisions were made on measures quality plus fit to that set: "
+    "use a holdout read for an independent figure.",
+    "Outputs were scored by the declared evaluators only; properties no evaluator checks were not examined.",
+)
+
+
+def interval_json(interval: Interval | None) -> dict[str, Any] | None:
+    if interval is None:
+        return None
+    return {
+        "estimate": interval.estimate, "low": interval.low, "high": interval.high, "level": interval.level,
+        "method": interval.method, "approximate": interval.approximate,
+    }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleResult:
+    rule_id: str
+    criterion: str
+    kind: str  # min | max | regression | precondition
+    threshold: float | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    sentence: str  # one sentence a person can act on
+    interval: Interval | None
+    n: int  # cases the interval counts (missing included)
+    passes: float | None  # passes (or sum of scores) among answered cases
+    missing: int
+    resolution: float | None  # smallest distance from the threshold this set can resolve
+    source: str  # file where the rule is declared
+    line: int | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def undecided(
+        cls, rule: Rule, verdict: Verdict, reasons: tuple[str, ...], *, n: int, sentence: str, missing: int = 0,
+        interval: Interval | None = None, details: dict[str, Any] | None = None,
+    ) -> RuleResult:
+        """A rule that gets no verdict from an interval (blocked, invalid, no method)."""
+        return cls(
+            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
+            reasons=reasons, sentence=sentence, interval=interval, n=n, passes=None, missing=missing, resolution=None,
+            source=rule.source, line=rule.line, details=details or {},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """This rule's object in every JSON report (``rules[]`` of ``oloproof.gate/1``, ``rule`` of seeds)."""
+        return {
+            "id": self.rule_id, "criterion": self.criterion, "kind": self.kind, "threshold": self.threshold,
+            "verdict": self.verdict.value, "reasons": list(self.reasons), "sentence": self.sentence,
+            "estimate": self.interval.estimate if self.interval else None, "interval": interval_json(self.interval),
+            "n": self.n, "passes": self.passes, "missing": self.missing, "resolution": self.resolution,
+            "source": self.source, "line": self.line, "details": self.details,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckReport:
+    """What one check says about this gate, for every renderer."""
+
+    name: str  # stable key: "leakage", "holdout", ...
+    title: str  # heading in reports
+    status: str  # one short phrase, e.g. "clean (350 cases, 5000 rows)"
+    verdict: Verdict | None = None  # a row of its own in the verdict table, when it decides something
+    reasons: tuple[str, ...] = ()
+    sentence: str = ""
+    blocks: bool = False  # the gate is BLOCKED and no rule is decided
+    invalidates: tuple[str, ...] = ()  # reason codes added to every rule's evidence
+    lines: tuple[str, ...] = ()  # further detail lines for reports
+    data: dict[str, Any] = field(default_factory=dict)  # for the JSON report
+    source: str | None = None  # config file and line the check was declared at (annotations)
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult:
+    verdict: Verdict
+    rules: tuple[RuleResult, ...]
+    checks: tuple[CheckReport, ...]
+    release: Release
+    testset: TestSet
+    run: RunRecord | None
+    run_reused: bool
+    outcomes: dict[str, CriterionOutcome]
+    problems: tuple[str, ...]
+    checker: CheckerIdentity
+    generated_at: str
+    limitations: tuple[str, ...] = LIMITATIONS
+
+    @property
+    def version(self) -> str:
+        """The system version the verdict is about: the gated run's (``--run`` may name another
+        version than release.yaml declares; every renderer says so)."""
+        return self.run.version if self.run is not None else self.release.system.version
+
+    @property
+    def version_differs(self) -> bool:
+        return self.version != self.release.system.version
