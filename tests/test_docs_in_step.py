@@ -28,9 +28,12 @@ def test_shipped_json_schema_matches_the_parser(which: str) -> None:
 def test_examples_validate_against_the_json_schema() -> None:
     release_schema = json.loads((DOCS / "schema" / "release.schema.json").read_text())
     policy_schema = json.loads((DOCS / "schema" / "policy.schema.json").read_text())
-    for release in ROOT.glob("examples/*/release.yaml"):
+    releases = sorted(ROOT.glob("examples/**/release.yaml"))
+    policies = sorted(ROOT.glob("examples/**/policy.yaml"))
+    assert releases and policies, "no example release.yaml or policy.yaml found: is the glob right?"
+    for release in releases:
         jsonschema.validate(yaml.safe_load(release.read_text()), release_schema)
-    for policy in ROOT.glob("examples/*/policy.yaml"):
+    for policy in policies:
         jsonschema.validate(yaml.safe_load(policy.read_text()), policy_schema)
 
 

@@ -10,27 +10,7 @@ from typing import Any
 
 import orjson
 
-from oloproof.result import GATE_SCHEMA, GateResult, RuleResult
-from oloproof.stats.interval import Interval
-
-
-def interval_json(interval: Interval | None) -> dict[str, Any] | None:
-    if interval is None:
-        return None
-    return {
-        "estimate": interval.estimate, "low": interval.low, "high": interval.high, "level": interval.level,
-        "method": interval.method, "approximate": interval.approximate,
-    }
-
-
-def rule_json(rule: RuleResult) -> dict[str, Any]:
-    return {
-        "id": rule.rule_id, "criterion": rule.criterion, "kind": rule.kind, "threshold": rule.threshold,
-        "verdict": rule.verdict.value, "reasons": list(rule.reasons), "sentence": rule.sentence,
-        "estimate": rule.interval.estimate if rule.interval else None, "interval": interval_json(rule.interval),
-        "n": rule.n, "passes": rule.passes, "missing": rule.missing, "resolution": rule.resolution,
-        "source": rule.source, "line": rule.line, "details": rule.details,
-    }
+from oloproof.result import GATE_SCHEMA, GateResult
 
 
 def to_json(result: GateResult) -> dict[str, Any]:
@@ -68,7 +48,7 @@ def to_json(result: GateResult) -> dict[str, Any]:
             "imported_from": run.imported_from, "checker": run.checker,
             "checker_changed": run.checker != result.checker.to_json(),
         },
-        "rules": [rule_json(rule) for rule in result.rules],
+        "rules": [rule.to_json() for rule in result.rules],
         "checks": [
             {
                 "name": report.name, "title": report.title, "status": report.status,

@@ -13,9 +13,8 @@ from oloproof.metamorphic.apply import transform_testset
 from oloproof.metamorphic.spec import TransformSpec
 from oloproof.testset import Case, CaseId
 from oloproof.testset import TestSet as CaseSet
+from oloproof.transforms.base import ApplyEnv, Changed, SpecError, Unchanged, ValueProblem, case_seed, params_digest, split_path
 from oloproof.transforms.registry import REGISTRY
-from oloproof.transforms.base import ApplyEnv, Changed, SpecError, Unchanged, ValueProblem
-from oloproof.transforms.base import case_seed, params_digest, split_path
 
 ENV = ApplyEnv(base_dir=Path("."), out_dir=Path("unused"), out_rel="unused")
 

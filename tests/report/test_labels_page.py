@@ -14,8 +14,8 @@ from PIL import Image, ImageDraw
 from oloproof.cli.main import main
 from oloproof.config import load_release
 from oloproof.gate import load_dev_testset
-from oloproof.report.labels_page import CSP
 from oloproof.metamorphic.variants import transformed_cases
+from oloproof.report.labels_page import CSP
 from tests.conftest import FIXTURES, write_cases
 from tests.fixtures.metamorphic.chromium import Browser, chromium_path
 

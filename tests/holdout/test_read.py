@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from conftest import ECHO, Project, labelled_cases, write_cases
 
-from oloproof.config import load_release
 from oloproof.action.github import ActionEnv
 from oloproof.action.main import read_holdout as action_read
 from oloproof.action.session import Session
+from oloproof.config import load_release
 from oloproof.holdout.read import read_holdout
 from oloproof.holdout.records import OUTCOME_ORDER, case_keys, load_outcome_records, outcome_vector
 from oloproof.holdout.verify import verify
@@ -367,9 +367,10 @@ def test_holdout_contents_never_appear_in_any_output_or_file(project: Project, c
     assert MARKER in received.read_text()  # the marker really went through the system
     assert MARKER not in captured.out and MARKER not in captured.err
     holdout_file = project.root / "evals" / "holdout" / "cases.jsonl"
-    for path in project.root.rglob("*"):
-        if path.is_file() and path not in (holdout_file, received):
-            assert MARKER.encode() not in path.read_bytes(), path
+    files = [path for path in project.root.rglob("*") if path.is_file() and path not in (holdout_file, received)]
+    assert any(path.name == "READS.log" for path in files) and any(path.suffix == ".json" for path in files), files
+    for path in files:
+        assert MARKER.encode() not in path.read_bytes(), path
     assert "20 of 120 cases have no usable output" in captured.out
     assert "the system failed on the holdout (batch 1: system exited with status 3); the read still counts" in captured.out
 
@@ -460,7 +461,7 @@ def test_ten_concurrent_reads_with_three_left_make_three_entries_and_seven_refus
     release_yaml = project.root / "release.yaml"
     release_yaml.write_text(release_yaml.read_text().replace(str(ECHO), str(slow)))
     before = received.read_text().count("\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "oloproof", "holdout", "run", "-c", str(release_yaml), "--reason", f"parallel {index}"],
@@ -488,10 +489,10 @@ def test_a_read_killed_mid_append_leaves_a_valid_log(project: Project) -> None:
     setup(project, budget=5)
     assert read(project, "one") == 0
     before = log_path(project).read_bytes()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     script = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from test_readslog import pause_mid_append\npause_mid_append()\n"
+        "from test_log import pause_mid_append\npause_mid_append()\n"
         "from oloproof.cli.main import main\nraise SystemExit(main(sys.argv[1:]))\n"
     )
     proc = subprocess.Popen(

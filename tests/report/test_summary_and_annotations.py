@@ -1,108 +1,22 @@
 """The job-summary (Markdown) and annotation renderers: golden files, escaping, caps, trimming.
 
-Golden files live in ``tests/action/gold/``. After an intended change to a renderer,
-regenerate them and review the diff:
-
-    OLOPROOF_REGOLD=1 python -m pytest tests/action/test_renderers.py
-
-The sample result is a real gate run (an echo system on 100 cases) with the volatile parts
-(checker digest, run id, times, the config digest that holds this machine's interpreter path)
-replaced by constants, plus check reports of the kinds later checks add (leakage, metamorphic
-flip rates, the seeds check's recipe rule, the holdout budget), so the gold files show how
-each appears without any renderer knowing them.
+Golden files live in ``tests/report/gold/``; the sample result and the regenerate switch are in
+``tests/report/conftest.py`` and ``golden.py`` (``OLOPROOF_REGOLD=1 python -m pytest tests/report``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from oloproof.result import CheckReport
-from oloproof.result import GateResult
-from oloproof.identity import CheckerIdentity
 from oloproof.report import annotations as ann
 from oloproof.report import markdown
-from oloproof.stats.interval import Interval
-from oloproof.result import RuleResult
-from oloproof.verdicts import Verdict, worst
-from tests.conftest import Project, labelled_cases
-
-GOLD = Path(__file__).parent / "gold"
-REGOLD = bool(os.environ.get("OLOPROOF_REGOLD"))
-HOSTILE = "x|<script>alert(1)</script> *bold* [link](https://evil.example) `tick` \\ 100%\nnext::line,a:b"
-
-
-def check_gold(name: str, text: str) -> None:
-    path = GOLD / name
-    if REGOLD:
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"{path} missing: run with OLOPROOF_REGOLD=1 to create it"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its gold file (OLOPROOF_REGOLD=1 regenerates it)"
-
-
-@pytest.fixture
-def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
-    from oloproof.config import load_release
-    from oloproof.gate import run_gate
-
-    project = Project(tmp_path).write(
-        cases=labelled_cases(100, 85),
-        rules=(
-            "  - {id: accurate, criterion: correct, min: 0.7}\n"
-            "  - {id: strict, criterion: correct, min: 0.95}\n"
-            "  - {id: borderline, criterion: correct, min: 0.8}"
-        ),
-        extra="# seeds: (the seeds check's rule is added below)\n",
-    )
-    monkeypatch.chdir(project.root)
-    result = run_gate(load_release("release.yaml"))
-    checker = CheckerIdentity(version="0.0.0-test", source_digest="sha256:" + "0" * 64)
-    assert result.run is not None
-    run = replace(result.run, run_id="20260101T000000Z-abcdef", started_at="2026-01-01T00:00:00.000000Z", checker=checker.to_json())
-    recipe = RuleResult(
-        rule_id="recipe_accurate", criterion="correct", kind="min", threshold=0.8, verdict=Verdict.MANUAL_REVIEW,
-        reasons=("approximate_method",),
-        sentence="recipe correct is 0.882 over 5 seeds, 95% interval [0.832, 0.919] (crossed, approximate): "
-        "set allow_approximate_methods: true to let it decide.",
-        interval=Interval(estimate=0.882, low=0.832, high=0.919, level=0.95, method="crossed cases × seeds", approximate=True),
-        n=1750, passes=1543.0, missing=0, resolution=None, source="release.yaml", line=14,
-    )
-    checks = (
-        CheckReport(
-            name="leakage", title="Leakage", status="clean: none of 100 cases is in data/training.jsonl (5000 rows)",
-            sentence="Exact match after lowercasing and collapsing whitespace.",
-            data={"limitations": ["Near-duplicates of training rows are not checked."]},
-        ),
-        CheckReport(
-            name="metamorphic", title="Metamorphic transforms", status="1 declared transform",
-            lines=("noise (declared): 7 of 97 changed cases flipped, flip rate 0.072 on the dev set; 3 not applicable",),
-            data={"limitations": ["Undeclared perturbations, larger changes, an attacker's search and certified robustness are not examined."]},
-        ),
-        CheckReport(
-            name="seeds", title="Seeds: recipe loan-model", status="5 seeds; 86 cases change verdict with the seed",
-            verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method",),
-            sentence="The recipe interval is approximate.", lines=("seed_1: 0.911 (319/350)", "seed_3: 0.843 (295/350)"),
-            source="release.yaml", line=14,
-        ),
-        CheckReport(
-            name="holdout", title="Holdout", status="3 of 20 reads used, 17 left",
-            lines=("last read: holdout score 0.708 (85/120) on the holdout set, reason \"release v1.1.0\"",),
-        ),
-    )
-    rules = (*result.rules, recipe)
-    verdicts = [rule.verdict for rule in rules] + [check.verdict for check in checks if check.verdict is not None]
-    return replace(
-        result, checker=checker, generated_at="2026-01-01T00:00:00Z", run=run, checks=checks, rules=rules,
-        verdict=worst(verdicts), release=replace(result.release, digest="sha256:" + "1" * 64),
-        problems=(f"case '{HOSTILE}': output has no 'label'",),
-    )
-
+from oloproof.result import CheckReport, GateResult
+from oloproof.verdicts import Verdict
+from report.golden import HOSTILE, check_gold
 
 # ---------------------------------------------------------------- golden files
 

@@ -18,7 +18,7 @@ from oloproof.errors import DataError
 from oloproof.leakage.normalise import normalise_string, normalise_text, normalise_value
 from oloproof.leakage.readers import detect
 
-FIXTURES = Path(__file__).parent / "fixtures" / "leakage"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "leakage"
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oloproof.holdout.log import HEADER, LogError, ReadFields, Witness, entry_hash, quote, render_read
-from oloproof.holdout.verify import parse_entry, split_fields, verify
 from oloproof.holdout.logfile import ReadsLog
+from oloproof.holdout.verify import parse_entry, split_fields, verify
 
 FIELDS = ReadFields(
     who="alice", commit="3f2a9c1d0b7e", version="prompt-v1", set_digest="sha256:" + "ab" * 32, n=120, criterion="correct",
@@ -353,7 +353,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from test_readslog import FIELDS, WHEN, pause_mid_append
+from test_log import FIELDS, WHEN, pause_mid_append
 from oloproof.holdout.logfile import ReadsLog
 pause_mid_append()
 log = ReadsLog(Path(sys.argv[1]), shown="READS.log")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from oloproof.transforms.registry import REGISTRY
 from oloproof.transforms.base import ApplyEnv, Changed, Unchanged, ValueProblem
+from oloproof.transforms.registry import REGISTRY
 
 BACKGROUND = (200, 200, 190)
 

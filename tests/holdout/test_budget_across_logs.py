@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Project, write_cases
-from test_holdout import holdout_cases, log_path, read, setup, state
+from holdout.test_read import holdout_cases, log_path, read, setup, state
 
 
 def _edit(project: Project, old: str, new: str) -> None:
