@@ -81,22 +81,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     data = doc.data
     base_dir = file.parent
 
-    policy_value = data["policy"]
-    if isinstance(policy_value, str):
-        policy_file = resolve_path(base_dir, policy_value)
-        policy_shown = display_path(policy_file)
-        if not policy_file.is_file():
-            raise doc.error("policy", f"policy file not found: {policy_value}")
-        policy_doc = validate_text(
-            read_text(policy_file, policy_shown), POLICY, path=policy_shown,
-            empty_message="the policy file is empty; it needs at least one rule",
-        )
-        policy = build_policy(policy_doc)
-        policy_data: Any = policy_doc.data
-    else:
-        policy = build_policy(doc, prefix="policy")
-        policy_data = policy_value
-
+    policy, policy_data = _load_policy(doc, base_dir)
     evaluators = _build_evaluators(doc)
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
@@ -173,6 +158,22 @@ def require_criterion(
             f"criterion '{criterion}' compares outputs on transformed copies, so it cannot score a single run here",
         )
     return evaluator
+
+
+def _load_policy(doc: Document, base_dir: Path) -> tuple[Policy, Any]:
+    """The policy, from its own file or inline, and its raw data (for the config digest)."""
+    value = doc.data["policy"]
+    if not isinstance(value, str):
+        return build_policy(doc, prefix="policy"), value
+    policy_file = resolve_path(base_dir, value)
+    policy_shown = display_path(policy_file)
+    if not policy_file.is_file():
+        raise doc.error("policy", f"policy file not found: {value}")
+    policy_doc = validate_text(
+        read_text(policy_file, policy_shown), POLICY, path=policy_shown,
+        empty_message="the policy file is empty; it needs at least one rule",
+    )
+    return build_policy(policy_doc), policy_doc.data
 
 
 def _load_seeds(doc: Document, base_dir: Path) -> SeedsSpec | None:

@@ -105,21 +105,7 @@ def run_gate(
     eval_ctx = EvalContext(
         testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet, variants=variants,
     )
-    needed = {rule.criterion for rule in release.policy.rules}
-    # Flip rates are reported even where no rule reads them (a declared transform never decides one).
-    needed |= {evaluator.criterion for evaluator in release.evaluators if evaluator.type == "metamorphic_relation"}
-    outcomes: dict[str, CriterionOutcome] = {}
-    problems: list[str] = []
-    for evaluator in release.evaluators:
-        if evaluator.criterion not in needed:
-            continue
-        outcome = evaluator.evaluate(eval_ctx)
-        if invalidating:
-            outcome = _with_reasons(outcome, invalidating)
-        if record.failure is not None:
-            outcome = _with_reasons(outcome, ("run_failed",))
-        outcomes[evaluator.criterion] = outcome
-        problems.extend(outcome.problems)
+    outcomes, problems = _evaluate(release, eval_ctx, record, invalidating)
     decided: list[RuleResult] = []
     for rule in release.policy.rules:
         if rule.kind == "regression":
@@ -132,8 +118,30 @@ def run_gate(
     verdicts = [rule.verdict for rule in rules] + [report.verdict for report in reports if report.verdict is not None]
     return GateResult(
         verdict=worst(verdicts), rules=rules, run=record, run_reused=reused, outcomes=outcomes,
-        problems=tuple(problems), **common,  # type: ignore[arg-type]
+        problems=problems, **common,  # type: ignore[arg-type]
     )
+
+
+def _evaluate(
+    release: Release, ctx: EvalContext, record: RunRecord, invalidating: tuple[str, ...]
+) -> tuple[dict[str, CriterionOutcome], tuple[str, ...]]:
+    """Every criterion a rule reads (and every flip rate, reported even where no rule reads it: a
+    declared transform never decides one), with the reasons that invalidate all evidence added."""
+    needed = {rule.criterion for rule in release.policy.rules}
+    needed |= {evaluator.criterion for evaluator in release.evaluators if evaluator.type == "metamorphic_relation"}
+    outcomes: dict[str, CriterionOutcome] = {}
+    problems: list[str] = []
+    for evaluator in release.evaluators:
+        if evaluator.criterion not in needed:
+            continue
+        outcome = evaluator.evaluate(ctx)
+        if invalidating:
+            outcome = _with_reasons(outcome, invalidating)
+        if record.failure is not None:
+            outcome = _with_reasons(outcome, ("run_failed",))
+        outcomes[evaluator.criterion] = outcome
+        problems.extend(outcome.problems)
+    return outcomes, tuple(problems)
 
 
 def _obtain_run(

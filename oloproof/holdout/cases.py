@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
 from oloproof.holdout.log import short
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from oloproof.config import Release
     from oloproof.holdout.spec import HoldoutSpec
     from oloproof.testset import TestSet
+
+T = TypeVar("T")
 
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -72,7 +74,8 @@ def withhold_ids(message: str) -> str:
     return _ID_REPR.sub("got an id that is not a non-empty string", _ID_QUOTED.sub(r"\1<id withheld>", message))
 
 
-def withheld(shown: str, call: Callable[[], Any]) -> Any:
+def withheld(shown: str, call: Callable[[], T]) -> T:
+    """``call()``, with holdout case ids dropped from any data error about the holdout file."""
     try:
         return call()
     except DataError as exc:

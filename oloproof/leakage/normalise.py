@@ -96,7 +96,7 @@ def normalise_value(value: Any, digits: int | None) -> Hashable:
     if kind is bool:
         return Token.TRUE if value else Token.FALSE
     if kind is int or kind is float:
-        return value if digits is None else round(value, digits)
+        return value if digits is None else round(value, digits)  # type: ignore[no-any-return]  # int or float
     if value is None:
         return Token.NULL
     if kind is list or kind is tuple:
