@@ -89,13 +89,30 @@ def main() -> None:
     args = parser.parse_args()
     from oloproof.cli.main import main as cli
 
-    print(f"{'cases':>8} {'gate median':>12} {'µs/case':>9} {'floor (parse)':>14} {'overhead µs/case':>17} {'gate/floor':>11}")
+    print(
+        f"{'cases':>8} {'gate median':>12} {'µs/case':>9} {'floor (parse)':>14} {'overhead µs/case':>17} "
+        f"{'gate/floor':>11}"
+    )
     per_case: list[float] = []
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             build(root, n)
-            assert cli(["run", "-c", str(root / "release.yaml"), "--outputs", str(root / "preds.jsonl"), "--version", "bench", "-q"]) == 0
+            assert (
+                cli(
+                    [
+                        "run",
+                        "-c",
+                        str(root / "release.yaml"),
+                        "--outputs",
+                        str(root / "preds.jsonl"),
+                        "--version",
+                        "bench",
+                        "-q",
+                    ]
+                )
+                == 0
+            )
             gate_once(root)  # warm caches and lazy imports
             gates = [gate_once(root) for _ in range(args.repeat)]
             floors = [floor(root) for _ in range(args.repeat)]
@@ -104,9 +121,15 @@ def main() -> None:
         per_case.append(gate / n * 1e6)
         print(f"{n:>8} {gate:>11.3f}s {gate / n * 1e6:>9.2f} {base:>13.3f}s {overhead:>17.2f} {gate / base:>10.2f}x")
     if len(per_case) > 1:
-        print(f"growth: µs/case at the largest size is {per_case[-1] / per_case[0]:.2f}x that at the smallest (1.0x = linear)")
+        print(
+            f"growth: µs/case at the largest size is {per_case[-1] / per_case[0]:.2f}x that at the smallest (1.0x = "
+            f"linear)"
+        )
     bare, cli_time = startup(max(args.repeat, 7))
-    print(f"start-up: `oloproof --version` {cli_time:.3f}s median vs `python -c pass` {bare:.3f}s ({cli_time - bare:.3f}s of oloproof)")
+    print(
+        f"start-up: `oloproof --version` {cli_time:.3f}s median vs `python -c pass` {bare:.3f}s "
+        f"({cli_time - bare:.3f}s of oloproof)"
+    )
 
 
 if __name__ == "__main__":

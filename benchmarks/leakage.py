@@ -63,8 +63,13 @@ def _rows(n: int, seed: int, start: int = 0):
         yield {
             "row": start + i,
             "features": {
-                "age": int(age[i]), "income": float(income[i]), "debt_ratio": float(debt[i]), "loan_amount": float(loan[i]),
-                "credit_history_years": int(history[i]), "employment": EMPLOYMENT[employment[i]], "purpose": PURPOSE[purpose[i]],
+                "age": int(age[i]),
+                "income": float(income[i]),
+                "debt_ratio": float(debt[i]),
+                "loan_amount": float(loan[i]),
+                "credit_history_years": int(history[i]),
+                "employment": EMPLOYMENT[employment[i]],
+                "purpose": PURPOSE[purpose[i]],
             },
             "note": " ".join(WORDS[j] for j in words[i]).capitalize() + f" #{start + i}",
             "label": int(label[i]),
@@ -101,7 +106,14 @@ def generate(workdir: Path) -> tuple[Path, Path, list[str]]:
 
     cases = []
     for row in _rows(CASES - LEAKS, seed=2, start=10_000_000):  # other seed, other row numbers: no accidental match
-        cases.append({"id": f"fresh-{row['row']}", "features": row["features"], "note": row["note"], "expected": {"label": row["label"]}})
+        cases.append(
+            {
+                "id": f"fresh-{row['row']}",
+                "features": row["features"],
+                "note": row["note"],
+                "expected": {"label": row["label"]},
+            }
+        )
     leak_ids = []
     for k, (number, row) in enumerate(sorted(leaked.items())):
         features = dict(row["features"])
@@ -122,7 +134,8 @@ def generate(workdir: Path) -> tuple[Path, Path, list[str]]:
     (project / "data" / "test.jsonl").write_bytes(b"".join(orjson.dumps(cases[i]) + b"\n" for i in order))
     (project / "release.yaml").write_text(
         "system: {version: bench}\ntestset: {cases: data/test.jsonl}\nleakage: required\n"
-        "evaluators:\n  - {type: label_match, field: label}\npolicy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.5}\n"
+        "evaluators:\n  - {type: label_match, field: label}\npolicy:\n  rules:\n    - {id: accurate, criterion: "
+        "correct, min: 0.5}\n"
     )
     leaks_file.write_text(json.dumps(sorted(leak_ids)))
     return training, project, sorted(leak_ids)
@@ -212,8 +225,13 @@ def measure(argv: list[str], *, cwd: Path | None = None) -> dict:
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     return {
-        "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss": peaks["maxrss"], "tree": peaks["tree"],
-        "exit": child.returncode, "stdout": out.decode(errors="replace"), "stderr": err.decode(errors="replace"),
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "maxrss": peaks["maxrss"],
+        "tree": peaks["tree"],
+        "exit": child.returncode,
+        "stdout": out.decode(errors="replace"),
+        "stderr": err.decode(errors="replace"),
     }
 
 
@@ -251,7 +269,20 @@ def run_parse(path: Path) -> dict:
 
 
 def run_check(project: Path, path: Path, jobs: int | None, out: Path) -> dict:
-    argv = [sys.executable, "-m", "oloproof", "leakage", "check", "--training", str(path), "--round", str(DIGITS), "--json", str(out), "-q"]
+    argv = [
+        sys.executable,
+        "-m",
+        "oloproof",
+        "leakage",
+        "check",
+        "--training",
+        str(path),
+        "--round",
+        str(DIGITS),
+        "--json",
+        str(out),
+        "-q",
+    ]
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
     result = measure(argv, cwd=project)
@@ -290,8 +321,14 @@ def summarise(label: str, runs: list[dict], rows: int, floor: dict | None) -> di
     wall = statistics.median(run["wall"] for run in runs)
     cpu = statistics.median(run["cpu"] for run in runs)
     row = {
-        "method": label, "rows": rows, "wall_s": wall, "cpu_s": cpu, "rows_per_s": rows / wall,
-        "maxrss": max(run["maxrss"] for run in runs), "tree_rss": max(run["tree"] for run in runs), "runs": len(runs),
+        "method": label,
+        "rows": rows,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "rows_per_s": rows / wall,
+        "maxrss": max(run["maxrss"] for run in runs),
+        "tree_rss": max(run["tree"] for run in runs),
+        "runs": len(runs),
     }
     if floor is not None:
         row["ratio_wall"] = wall / floor["wall_s"]
@@ -300,14 +337,18 @@ def summarise(label: str, runs: list[dict], rows: int, floor: dict | None) -> di
 
 
 def print_table(rows: list[dict]) -> None:
-    head = f"{'method':<37} {'rows':>11} {'wall s':>8} {'cpu s':>8} {'rows/s':>11} {'/a wall':>8} {'/a cpu':>8} {'peak RSS':>10} {'tree RSS':>10}"
+    head = (
+        f"{'method':<37} {'rows':>11} {'wall s':>8} {'cpu s':>8} {'rows/s':>11} {'/a wall':>8} {'/a cpu':>8} "
+        f"{'peak RSS':>10} {'tree RSS':>10}"
+    )
     print(head)
     print("-" * len(head))
     for row in rows:
         ratio_wall = f"{row['ratio_wall']:.2f}" if "ratio_wall" in row else "-"
         ratio_cpu = f"{row['ratio_cpu']:.2f}" if "ratio_cpu" in row else "-"
         print(
-            f"{row['method']:<37} {row['rows']:>11,} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} {row['rows_per_s']:>11,.0f} "
+            f"{row['method']:<37} {row['rows']:>11,} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} "
+            f"{row['rows_per_s']:>11,.0f} "
             f"{ratio_wall:>8} {ratio_cpu:>8} {_mb(row['maxrss']):>10} {_mb(row['tree_rss']):>10}"
         )
 
@@ -315,10 +356,16 @@ def print_table(rows: list[dict]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="0.2,2,20", help="training sizes in millions of rows (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per method at sizes up to 2M (medians; larger sizes run once)")
-    parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "oloproof-bench-leakage"), help="where data is cached")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per method at sizes up to 2M (medians; larger sizes run once)"
+    )
+    parser.add_argument(
+        "--workdir", default=str(Path(tempfile.gettempdir()) / "oloproof-bench-leakage"), help="where data is cached"
+    )
     parser.add_argument("--no-pandas", action="store_true", help="skip (c)")
-    parser.add_argument("--pandas-rows", type=float, default=2, help="size for (c), millions of rows (default: %(default)s)")
+    parser.add_argument(
+        "--pandas-rows", type=float, default=2, help="size for (c), millions of rows (default: %(default)s)"
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args()
 
@@ -366,11 +413,15 @@ def main() -> int:
     load = os.getloadavg()
     print()
     print_table(results)
-    print(f"\nleaks found by (b): {'all ' + str(len(leaks)) + ', no others' if correct else 'WRONG (see above)'}; "
-          f"CPUs {os.cpu_count()}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"\nleaks found by (b): {'all ' + str(len(leaks)) + ', no others' if correct else 'WRONG (see above)'}; "
+        f"CPUs {os.cpu_count()}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     print("ratios are against (a) at the same size, measured in the same run; tree RSS sums every process of the run")
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "leaks_correct": correct, "loadavg": load}, indent=2))
+        Path(args.json).write_text(
+            json.dumps({"results": results, "leaks_correct": correct, "loadavg": load}, indent=2)
+        )
     return 0 if correct else 1
 
 

@@ -68,9 +68,9 @@ def applicants(rng, n):
     employment = np.empty(n, dtype=object)
     u = rng.random(n)
     older = age >= 60
-    employment[:] = np.where(u < 0.62, "salaried",
-                             np.where(u < 0.84, "self_employed",
-                                      np.where(u < 0.95, "unemployed", "retired")))
+    employment[:] = np.where(
+        u < 0.62, "salaried", np.where(u < 0.84, "self_employed", np.where(u < 0.95, "unemployed", "retired"))
+    )
     v = rng.random(n)
     employment[older & (v < 0.6)] = "retired"
 
@@ -88,24 +88,26 @@ def applicants(rng, n):
 
     purposes = np.array(["home", "car", "education", "business"], dtype=object)
     purpose = purposes[rng.choice(4, size=n, p=[0.35, 0.30, 0.15, 0.20])]
-    loan_mu = {"home": np.log(160.0), "car": np.log(22.0), "education": np.log(25.0),
-               "business": np.log(60.0)}
+    loan_mu = {"home": np.log(160.0), "car": np.log(22.0), "education": np.log(25.0), "business": np.log(60.0)}
     loan_sd = {"home": 0.45, "car": 0.45, "education": 0.5, "business": 0.7}
-    loan = np.exp(np.array([loan_mu[p] for p in purpose])
-                  + np.array([loan_sd[p] for p in purpose]) * rng.standard_normal(n))
+    loan = np.exp(
+        np.array([loan_mu[p] for p in purpose]) + np.array([loan_sd[p] for p in purpose]) * rng.standard_normal(n)
+    )
     loan = np.clip(loan, 2.0, 600.0)
 
     rows = []
     for i in range(n):
-        rows.append({
-            "age": int(age[i]),
-            "credit_history_years": int(history[i]),
-            "debt_ratio": round(float(debt_ratio[i]), 3),
-            "employment": str(employment[i]),
-            "income": round(float(income[i]), 1),
-            "loan_amount": round(float(loan[i]), 1),
-            "purpose": str(purpose[i]),
-        })
+        rows.append(
+            {
+                "age": int(age[i]),
+                "credit_history_years": int(history[i]),
+                "debt_ratio": round(float(debt_ratio[i]), 3),
+                "employment": str(employment[i]),
+                "income": round(float(income[i]), 1),
+                "loan_amount": round(float(loan[i]), 1),
+                "purpose": str(purpose[i]),
+            }
+        )
     return rows
 
 
@@ -118,14 +120,16 @@ def true_score(rows):
     age = np.array([r["age"] for r in rows], dtype=float)
     emp = {"salaried": 0.6, "self_employed": 0.0, "unemployed": -2.2, "retired": -0.2}
     pur = {"home": 1.2, "car": 0.5, "education": 0.0, "business": -0.6}
-    s = (2.2 * np.log(inc / 55.0)
-         - 7.0 * (debt - 0.33)
-         + 0.9 * (np.sqrt(hist) - 3.0)
-         - 0.9 * np.log(loan / inc)
-         - 0.0006 * (age - 45.0) ** 2
-         + np.array([emp[r["employment"]] for r in rows])
-         + np.array([pur[r["purpose"]] for r in rows])
-         - 0.5)
+    s = (
+        2.2 * np.log(inc / 55.0)
+        - 7.0 * (debt - 0.33)
+        + 0.9 * (np.sqrt(hist) - 3.0)
+        - 0.9 * np.log(loan / inc)
+        - 0.0006 * (age - 45.0) ** 2
+        + np.array([emp[r["employment"]] for r in rows])
+        + np.array([pur[r["purpose"]] for r in rows])
+        - 0.5
+    )
     return s
 
 
@@ -170,8 +174,10 @@ def build(root):
         raise SystemExit("the test set holds duplicate cases")
 
     training = [{"features": r, "label": y} for r, y in zip(train_rows, train_labels, strict=True)]
-    test = [{"id": f"case-{i + 1:04d}", "features": r, "expected": {"label": y}}
-            for i, (r, y) in enumerate(zip(test_rows, test_labels, strict=True))]
+    test = [
+        {"id": f"case-{i + 1:04d}", "features": r, "expected": {"label": y}}
+        for i, (r, y) in enumerate(zip(test_rows, test_labels, strict=True))
+    ]
     with open(os.path.join(root, "data", "training.jsonl"), "w", encoding="utf-8", newline="\n") as fh:
         fh.write(jsonl(training))
     with open(os.path.join(root, "data", "test.jsonl"), "w", encoding="utf-8", newline="\n") as fh:
@@ -181,15 +187,16 @@ def build(root):
     data = os.path.join(root, "data", "training.jsonl")
     for seed in SEEDS:
         out = os.path.join(root, "model", "seeds", f"seed_{seed}.npz")
-        subprocess.run([sys.executable, train_py, "--data", data, "--seed", str(seed), "--out", out],
-                       check=True)
-    shutil.copyfile(os.path.join(root, "model", "seeds", f"seed_{RELEASED_SEED}.npz"),
-                    os.path.join(root, "model", "weights.npz"))
+        subprocess.run([sys.executable, train_py, "--data", data, "--seed", str(seed), "--out", out], check=True)
+    shutil.copyfile(
+        os.path.join(root, "model", "seeds", f"seed_{RELEASED_SEED}.npz"), os.path.join(root, "model", "weights.npz")
+    )
 
 
 def tuning_report():
     """How the recipe does on the tuning draw: the figures its settings were chosen on."""
     import itertools
+
     sys.path.insert(0, os.path.join(ROOT, "model"))
     sys.dont_write_bytecode = True
     import predict
@@ -204,10 +211,13 @@ def tuning_report():
     for seed in TUNING_SEEDS:
         model = train.train(train_rows, y, seed)
         checkpoint = {
-            "numeric": [str(n) for n in model["numeric"]], "mean": model["mean"],
-            "scale": model["scale"], "categorical": [str(c) for c in model["categorical"]],
+            "numeric": [str(n) for n in model["numeric"]],
+            "mean": model["mean"],
+            "scale": model["scale"],
+            "categorical": [str(c) for c in model["categorical"]],
             "vocabularies": {str(c): [str(v) for v in model[f"vocab_{c}"]] for c in model["categorical"]},
-            "coef": model["coef"], "intercept": float(model["intercept"]),
+            "coef": model["coef"],
+            "intercept": float(model["intercept"]),
         }
         preds.append((predict.score(checkpoint, rows) >= 0.5).astype(int))
     acc = np.array([np.mean(q == labels) for q in preds])
@@ -219,15 +229,20 @@ def tuning_report():
 
 
 GENERATED = ["data/training.jsonl", "data/test.jsonl", "model/weights.npz"] + [
-    f"model/seeds/seed_{s}.npz" for s in SEEDS]
+    f"model/seeds/seed_{s}.npz" for s in SEEDS
+]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Regenerate the model-validation example's data.")
-    parser.add_argument("--check", action="store_true",
-                        help="rebuild in a temporary directory and compare with the files in place")
-    parser.add_argument("--tuning-report", action="store_true",
-                        help="print the recipe's figures on the separate tuning draw; writes nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="rebuild in a temporary directory and compare with the files in place"
+    )
+    parser.add_argument(
+        "--tuning-report",
+        action="store_true",
+        help="print the recipe's figures on the separate tuning draw; writes nothing",
+    )
     args = parser.parse_args(argv)
     if args.tuning_report:
         tuning_report()
@@ -239,9 +254,12 @@ def main(argv=None):
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         build(tmp)
-        differ = [rel for rel in GENERATED
-                  if not os.path.exists(os.path.join(ROOT, rel))
-                  or not filecmp.cmp(os.path.join(tmp, rel), os.path.join(ROOT, rel), shallow=False)]
+        differ = [
+            rel
+            for rel in GENERATED
+            if not os.path.exists(os.path.join(ROOT, rel))
+            or not filecmp.cmp(os.path.join(tmp, rel), os.path.join(ROOT, rel), shallow=False)
+        ]
     for rel in differ:
         print(f"differs: examples/model-validation/{rel}")
     print("all generated files are byte-identical" if not differ else f"{len(differ)} file(s) differ")

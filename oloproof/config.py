@@ -33,16 +33,27 @@ RELEASE = Obj(
         "testset": Prop(TESTSET, required=True, doc="The test set the gate decides on."),
         "leakage": LEAKAGE,
         "evaluators": Prop(
-            Seq(Tagged("type", {name: kind.schema for name, kind in REGISTRY.items()}), min_items=1,
-                min_message="declare at least one evaluator"),
-            required=True, doc="How outputs become per-case outcomes, each under a criterion.",
+            Seq(
+                Tagged("type", {name: kind.schema for name, kind in REGISTRY.items()}),
+                min_items=1,
+                min_message="declare at least one evaluator",
+            ),
+            required=True,
+            doc="How outputs become per-case outcomes, each under a criterion.",
         ),
-        "policy": Prop(AnyOf((Scalar("str", nonempty=True), POLICY)), required=True, doc="A path to a policy file, or the policy inline."),
+        "policy": Prop(
+            AnyOf((Scalar("str", nonempty=True), POLICY)),
+            required=True,
+            doc="A path to a policy file, or the policy inline.",
+        ),
         "holdout": Prop(HOLDOUT, doc="The reserved holdout set."),
-        "metamorphic": Prop(METAMORPHIC, doc="Declared transforms: each case gets a transformed copy and relations compare outputs."),
+        "metamorphic": Prop(
+            METAMORPHIC, doc="Declared transforms: each case gets a transformed copy and relations compare outputs."
+        ),
         "seeds": Prop(
             AnyOf((Scalar("str", nonempty=True), SEEDS)),
-            doc="The recipe check across seeds: a path to a seeds file, or the mapping inline. Its rule joins the gate.",
+            doc="The recipe check across seeds: a path to a seeds file, or the mapping inline. "
+            "Its rule joins the gate.",
         ),
     },
     title="oloproof release.yaml",
@@ -77,7 +88,9 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     file = Path(path).resolve()
     shown = display_path(Path(path)) if not Path(path).is_absolute() else str(path)
     text = read_text(file, shown)
-    doc = validate_text(text, RELEASE, path=shown, empty_message="the file is empty; it needs system, testset, evaluators and policy")
+    doc = validate_text(
+        text, RELEASE, path=shown, empty_message="the file is empty; it needs system, testset, evaluators and policy"
+    )
     data = doc.data
     base_dir = file.parent
 
@@ -86,34 +99,54 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
     for rule in policy.rules:
-        evaluator = require_criterion(by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion")
+        evaluator = require_criterion(
+            by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion"
+        )
         if rule.method != "exact" and evaluator.type in PASS_FAIL_TYPES:
             raise ConfigError(
-                rule.source, rule.line, f"{rule.key_path}.method",
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.method",
                 f"method {rule.method} applies to score criteria; '{rule.criterion}' ({evaluator.type}) is pass/fail "
                 "and always uses the exact Clopper-Pearson interval",
             )
 
-    system = build_system(data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message))
+    system = build_system(
+        data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message)
+    )
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
-        require_criterion(by_criterion, holdout["criterion"], doc.path, doc.line("holdout.criterion"), "holdout.criterion", single_run=True)
+        require_criterion(
+            by_criterion,
+            holdout["criterion"],
+            doc.path,
+            doc.line("holdout.criterion"),
+            "holdout.criterion",
+            single_run=True,
+        )
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
         rule = seeds.rule
-        require_criterion(by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
+        require_criterion(
+            by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True
+        )
         if rule.id in {policy_rule.id for policy_rule in policy.rules}:
-            raise ConfigError(seeds.source, rule.line, f"{rule.key_path}.id", f"rule id '{rule.id}' is also a policy rule")
+            raise ConfigError(
+                seeds.source, rule.line, f"{rule.key_path}.id", f"rule id '{rule.id}' is also a policy rule"
+            )
     digest_source: dict[str, Any] = {"release": data, "policy": policy_data}
     if seeds is not None:
         rule = seeds.rule
         digest_source["seeds"] = {
-            "recipe": seeds.recipe, "checkpoints": list(seeds.checkpoints),
+            "recipe": seeds.recipe,
+            "checkpoints": list(seeds.checkpoints),
             "rule": [rule.id, rule.criterion, rule.kind, rule.threshold],
         }
     digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return Release(
-        path=shown, file=file, base_dir=base_dir,
+        path=shown,
+        file=file,
+        base_dir=base_dir,
         system=system,
         testset_path=data["testset"]["cases"],
         leakage=data["leakage"],
@@ -121,7 +154,9 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         policy=policy,
         seeds=seeds,
         metamorphic=metamorphic,
-        holdout=None if holdout is None else build_holdout(holdout, default_criterion=policy.rules[0].criterion, line=doc.line("holdout")),
+        holdout=None
+        if holdout is None
+        else build_holdout(holdout, default_criterion=policy.rules[0].criterion, line=doc.line("holdout")),
         document=doc,
         digest=digest,
     )
@@ -138,7 +173,13 @@ def resolve_path(base_dir: Path, value: str) -> Path:
 
 
 def require_criterion(
-    by_criterion: dict[str, Evaluator], criterion: str, source: str, line: int | None, key_path: str, *, single_run: bool = False
+    by_criterion: dict[str, Evaluator],
+    criterion: str,
+    source: str,
+    line: int | None,
+    key_path: str,
+    *,
+    single_run: bool = False,
 ) -> Evaluator:
     """The evaluator producing ``criterion``, or a config error at ``key_path``.
 
@@ -148,13 +189,17 @@ def require_criterion(
     evaluator = by_criterion.get(criterion)
     if evaluator is None:
         raise ConfigError(
-            source, line, key_path,
+            source,
+            line,
+            key_path,
             f"no evaluator provides criterion '{criterion}'{did_you_mean(criterion, by_criterion)}; "
             f"available: {', '.join(sorted(by_criterion))}",
         )
     if single_run and evaluator.type == "metamorphic_relation":
         raise ConfigError(
-            source, line, key_path,
+            source,
+            line,
+            key_path,
             f"criterion '{criterion}' compares outputs on transformed copies, so it cannot score a single run here",
         )
     return evaluator
@@ -170,7 +215,9 @@ def _load_policy(doc: Document, base_dir: Path) -> tuple[Policy, Any]:
     if not policy_file.is_file():
         raise doc.error("policy", f"policy file not found: {value}")
     policy_doc = validate_text(
-        read_text(policy_file, policy_shown), POLICY, path=policy_shown,
+        read_text(policy_file, policy_shown),
+        POLICY,
+        path=policy_shown,
         empty_message="the policy file is empty; it needs at least one rule",
     )
     return build_policy(policy_doc), policy_doc.data
@@ -202,7 +249,8 @@ def _build_evaluators(doc: Document) -> tuple[Evaluator, ...]:
         if evaluator.criterion in seen:
             raise doc.error(
                 f"{key_path}.criterion",
-                f"criterion '{evaluator.criterion}' is already produced by {seen[evaluator.criterion]}; give this evaluator its own criterion",
+                f"criterion '{evaluator.criterion}' is already produced by {seen[evaluator.criterion]}; give this "
+                f"evaluator its own criterion",
             )
         seen[evaluator.criterion] = key_path
         built.append(evaluator)

@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 # A run that crashed or timed out (`run_failed`) is invalid even where it answered every case: a
 # system that exits non-zero has said its own outputs are not to be trusted.
 INVALIDATING = (
-    "leaked_cases", "judge_untrusted", "run_failed", "transform_declared", "transform_unlabelled", "transform_changes_meaning",
+    "leaked_cases",
+    "judge_untrusted",
+    "run_failed",
+    "transform_declared",
+    "transform_unlabelled",
+    "transform_changes_meaning",
 )
 
 MIN_CLUSTERS = 30
@@ -100,21 +105,43 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     effective_n = int(n_eff) if isinstance(n_eff, (int, float)) and math.isfinite(n_eff) else n
     resolution = (
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
-        if effective_n >= 1 else None
+        if effective_n >= 1
+        else None
     )
     codes: tuple[str, ...]
     if interval is None:
         verdict, codes = Verdict.MANUAL_REVIEW, tuple(reasons)
         sentence = f"{rule.criterion}: {details['no_method']}; review by hand."
     else:
-        verdict, codes, sentence = _verdict(rule, interval, policy, reasons, n=n, missing=missing, passes=passes,
-                                            kind=outcome.kind, resolution=resolution)
+        verdict, codes, sentence = _verdict(
+            rule,
+            interval,
+            policy,
+            reasons,
+            n=n,
+            missing=missing,
+            passes=passes,
+            kind=outcome.kind,
+            resolution=resolution,
+        )
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
-        rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
-        reasons=codes, sentence=sentence, interval=interval, n=n, passes=passes, missing=missing,
-        resolution=resolution, source=rule.source, line=rule.line, details=dict(details),
+        rule_id=rule.id,
+        criterion=rule.criterion,
+        kind=rule.kind,
+        threshold=rule.threshold,
+        verdict=verdict,
+        reasons=codes,
+        sentence=sentence,
+        interval=interval,
+        n=n,
+        passes=passes,
+        missing=missing,
+        resolution=resolution,
+        source=rule.source,
+        line=rule.line,
+        details=dict(details),
     )
 
 
@@ -126,8 +153,16 @@ def side_of(kind: str, threshold: float, interval: Interval) -> Literal["clears"
 
 
 def _verdict(
-    rule: Rule, interval: Interval, policy: Policy, given: list[str], *, n: int, missing: int, passes: float,
-    kind: str, resolution: float | None,
+    rule: Rule,
+    interval: Interval,
+    policy: Policy,
+    given: list[str],
+    *,
+    n: int,
+    missing: int,
+    passes: float,
+    kind: str,
+    resolution: float | None,
 ) -> tuple[Verdict, tuple[str, ...], str]:
     """The verdict, its reason codes (``given`` plus the decision's own) and its sentence."""
     from oloproof.stats.binomial import min_cases_to_pass, min_cases_to_pass_max  # lazy: start-up
@@ -144,43 +179,65 @@ def _verdict(
     clear_value, miss_value = (interval.low, interval.high) if rule.kind == "min" else (interval.high, interval.low)
     invalid = [code for code in reasons if code in INVALIDATING]
     if invalid:
-        return Verdict.INSUFFICIENT_EVIDENCE, tuple(reasons), (
-            f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            tuple(reasons),
+            (f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."),
         )
     if interval.approximate and not policy.allow_approximate_methods:
         why = (
             "the test set declares groups, so only an approximate (clustered) interval exists"
-            if interval.method.startswith("clustered") else f"the rule's method ({interval.method}) is approximate"
+            if interval.method.startswith("clustered")
+            else f"the rule's method ({interval.method}) is approximate"
         )
-        return Verdict.MANUAL_REVIEW, (*reasons, "approximate_method"), (
-            f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."
+        return (
+            Verdict.MANUAL_REVIEW,
+            (*reasons, "approximate_method"),
+            (f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."),
         )
     if "few_clusters" in reasons:
-        return Verdict.MANUAL_REVIEW, tuple(reasons), (
-            f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by hand or add groups."
+        return (
+            Verdict.MANUAL_REVIEW,
+            tuple(reasons),
+            (
+                f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by "
+                f"hand or add groups."
+            ),
         )
     side = side_of(rule.kind, threshold, interval)
     if side == "clears":
-        return Verdict.PASS, ("interval_clears_threshold", *reasons), (
-            f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."
+        return (
+            Verdict.PASS,
+            ("interval_clears_threshold", *reasons),
+            (f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."),
         )
     if side == "misses":
-        return Verdict.FAIL, ("interval_misses_threshold", *reasons), (
-            f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."
+        return (
+            Verdict.FAIL,
+            ("interval_misses_threshold", *reasons),
+            (f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."),
         )
     smallest = min_cases_to_pass if rule.kind == "min" else min_cases_to_pass_max
     needed = smallest(threshold, confidence=policy.confidence)
     if n < needed:
-        return Verdict.INSUFFICIENT_EVIDENCE, ("interval_straddles_threshold", *reasons, "set_too_small"), (
-            f"{head} contains {relation} {threshold:g}; this set can never clear {relation} {threshold:g}: "
-            f"even a perfect result needs at least {needed} cases, it has {n}."
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("interval_straddles_threshold", *reasons, "set_too_small"),
+            (
+                f"{head} contains {relation} {threshold:g}; this set can never clear {relation} {threshold:g}: "
+                f"even a perfect result needs at least {needed} cases, it has {n}."
+            ),
         )
     advice = (
-        f"this set resolves only distances of {resolution:.3f} or more from the threshold (80% power); add cases to settle it."
-        if resolution is not None and math.isfinite(resolution) else "add cases to settle it."
+        f"this set resolves only distances of {resolution:.3f} or more from the threshold (80% power); add cases to "
+        f"settle it."
+        if resolution is not None and math.isfinite(resolution)
+        else "add cases to settle it."
     )
-    return Verdict.INSUFFICIENT_EVIDENCE, ("interval_straddles_threshold", *reasons), (
-        f"{head} contains {relation} {threshold:g}: {advice}"
+    return (
+        Verdict.INSUFFICIENT_EVIDENCE,
+        ("interval_straddles_threshold", *reasons),
+        (f"{head} contains {relation} {threshold:g}: {advice}"),
     )
 
 
@@ -200,13 +257,26 @@ def decide_regression(
     from oloproof.stats.resolution import paired_mdd  # lazy: start-up
 
     common = dict(
-        rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, n=int(now.values.size),
-        source=rule.source, line=rule.line,
+        rule_id=rule.id,
+        criterion=rule.criterion,
+        kind=rule.kind,
+        threshold=rule.threshold,
+        n=int(now.values.size),
+        source=rule.source,
+        line=rule.line,
     )
     if now.kind != "binary" or baseline.kind != "binary":
         return RuleResult(
-            verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method",), interval=None, passes=None, missing=0, resolution=None,
-            sentence=f"{rule.criterion}: no paired interval is implemented for score criteria; review the regression by hand.",
+            verdict=Verdict.MANUAL_REVIEW,
+            reasons=("approximate_method",),
+            interval=None,
+            passes=None,
+            missing=0,
+            resolution=None,
+            sentence=(
+                f"{rule.criterion}: no paired interval is implemented for score criteria; review the regression by "
+                "hand."
+            ),
             **common,  # type: ignore[arg-type]
         )
 
@@ -219,10 +289,16 @@ def decide_regression(
     low = paired_difference(low_table.b, low_table.c, low_table.n, confidence=policy.confidence, method="melded")
     high = paired_difference(high_table.b, high_table.c, high_table.n, confidence=policy.confidence, method="melded")
     answered = [(o, w) for o, w in zip(old, new, strict=True) if o is not None and w is not None]
-    point = (sum(1 for o, w in answered if w and not o) - sum(1 for o, w in answered if o and not w)) / max(len(answered), 1)
+    point = (sum(1 for o, w in answered if w and not o) - sum(1 for o, w in answered if o and not w)) / max(
+        len(answered), 1
+    )
     interval = Interval(
-        estimate=min(max(point, low.low), high.high), low=low.low, high=high.high, level=policy.confidence,
-        method=low.method, approximate=low.approximate,
+        estimate=min(max(point, low.low), high.high),
+        low=low.low,
+        high=high.high,
+        level=policy.confidence,
+        method=low.method,
+        approximate=low.approximate,
     )
     # Discordance ψ as observed (floored so an all-agreeing pair still gets a finite resolution);
     # 0.117 is the gap chapter's 14 of 120 (STATISTICS.md §7) when there are no cases at all.
@@ -244,19 +320,42 @@ def decide_regression(
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
     elif interval.low >= floor:
         reasons.insert(0, "interval_clears_threshold")
-        verdict, sentence = Verdict.PASS, f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}."
+        verdict, sentence = (
+            Verdict.PASS,
+            f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}.",
+        )
     elif interval.high < floor:
         reasons.insert(0, "interval_misses_threshold")
-        verdict, sentence = Verdict.FAIL, f"{head}: even the upper bound {interval.high:+.3f} is a drop of more than {rule.threshold:g}."
+        verdict, sentence = (
+            Verdict.FAIL,
+            f"{head}: even the upper bound {interval.high:+.3f} is a drop of more than {rule.threshold:g}.",
+        )
     else:
         reasons.insert(0, "interval_straddles_threshold")
-        verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, (
-            f"{head} contains a drop of {rule.threshold:g}: this set resolves paired differences of about "
-            f"{resolution:.3f} or more (80% power); add cases to settle it."
-            if resolution is not None else f"{head} contains a drop of {rule.threshold:g}."
+        verdict, sentence = (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            (
+                f"{head} contains a drop of {rule.threshold:g}: this set resolves paired differences of about "
+                f"{resolution:.3f} or more (80% power); add cases to settle it."
+                if resolution is not None
+                else f"{head} contains a drop of {rule.threshold:g}."
+            ),
         )
-    details = {"b": low_table.b, "c": low_table.c, "n": low_table.n, "baseline": baseline_label, "discordant": low_table.discordant}
+    details = {
+        "b": low_table.b,
+        "c": low_table.c,
+        "n": low_table.n,
+        "baseline": baseline_label,
+        "discordant": low_table.discordant,
+    }
     return RuleResult(
-        verdict=verdict, reasons=tuple(reasons), sentence=sentence, interval=interval, passes=None,
-        missing=low_table.missing, resolution=resolution, details=details, **common,  # type: ignore[arg-type]
+        verdict=verdict,
+        reasons=tuple(reasons),
+        sentence=sentence,
+        interval=interval,
+        passes=None,
+        missing=low_table.missing,
+        resolution=resolution,
+        details=details,
+        **common,  # type: ignore[arg-type]
     )

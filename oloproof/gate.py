@@ -79,10 +79,30 @@ def run_gate(
     checks = registry()
     reports = tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    common = dict(
-        release=release, testset=testset, checks=reports, checker=checker_identity(), generated_at=generated_at,
-        limitations=limitations_for(release),
-    )
+
+    def result(
+        rules: tuple[RuleResult, ...],
+        *,
+        run: RunRecord | None = None,
+        reused: bool = False,
+        outcomes: dict[str, CriterionOutcome] | None = None,
+        problems: tuple[str, ...] = (),
+    ) -> GateResult:
+        verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
+        return GateResult(
+            verdict=worst(verdicts),
+            rules=rules,
+            checks=reports,
+            release=release,
+            testset=testset,
+            run=run,
+            run_reused=reused,
+            outcomes=outcomes or {},
+            problems=problems,
+            checker=checker_identity(),
+            generated_at=generated_at,
+            limitations=limitations_for(release),
+        )
 
     blocking = [report for report in reports if report.blocks]
     if blocking:
@@ -92,8 +112,7 @@ def run_gate(
             RuleResult.undecided(rule, Verdict.BLOCKED, reasons, n=len(testset), sentence=f"Not decided: {why}")
             for rule in release.policy.rules
         )
-        verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
-        return GateResult(verdict=worst(verdicts), rules=rules, run=None, run_reused=False, outcomes={}, problems=(), **common)  # type: ignore[arg-type]
+        return result(rules)
 
     baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
     record, outputs, reused = _obtain_run(release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch)
@@ -103,23 +122,26 @@ def run_gate(
     if release.metamorphic is not None:
         variants = VariantProvider(release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch)
     eval_ctx = EvalContext(
-        testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy, quiet=quiet, variants=variants,
+        testset=testset,
+        outputs=outputs,
+        base_dir=release.base_dir,
+        policy=release.policy,
+        quiet=quiet,
+        variants=variants,
     )
     outcomes, problems = _evaluate(release, eval_ctx, record, invalidating)
     decided: list[RuleResult] = []
     for rule in release.policy.rules:
         if rule.kind == "regression":
-            decided.append(_decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record))
+            decided.append(
+                _decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record)
+            )
         else:
             decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(check.rule_results(ctx, rules))
-    verdicts = [rule.verdict for rule in rules] + [report.verdict for report in reports if report.verdict is not None]
-    return GateResult(
-        verdict=worst(verdicts), rules=rules, run=record, run_reused=reused, outcomes=outcomes,
-        problems=problems, **common,  # type: ignore[arg-type]
-    )
+    return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems)
 
 
 def _evaluate(
@@ -145,7 +167,12 @@ def _evaluate(
 
 
 def _obtain_run(
-    release: Release, testset: TestSet, store: RunStore, *, run_ref: str | None, rerun: bool,
+    release: Release,
+    testset: TestSet,
+    store: RunStore,
+    *,
+    run_ref: str | None,
+    rerun: bool,
     on_batch: Callable[[int, int], None] | None,
 ) -> tuple[RunRecord, dict[str, dict[str, Any]], bool]:
     """The run to gate: the one named, the latest usable one of this version, or a new one.
@@ -199,19 +226,31 @@ def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord
 
 
 def _decide_regression(
-    rule: Rule, now: CriterionOutcome, ctx: EvalContext, store: RunStore, release: Release, baseline: RunRecord, gated: RunRecord
+    rule: Rule,
+    now: CriterionOutcome,
+    ctx: EvalContext,
+    store: RunStore,
+    release: Release,
+    baseline: RunRecord,
+    gated: RunRecord,
 ) -> RuleResult:
     """Evaluate the baseline run with the same evaluator, then decide on the paired interval."""
     label = f"{rule.baseline} (run {baseline.run_id}, version {baseline.version})"
     if baseline.run_id == gated.run_id or baseline.version == gated.version:
         return RuleResult.undecided(
-            rule, Verdict.INSUFFICIENT_EVIDENCE, ("baseline_is_gated_version",), n=len(ctx.testset),
+            rule,
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("baseline_is_gated_version",),
+            n=len(ctx.testset),
             sentence=f"The baseline {label} is the version being gated (run {gated.run_id}, version {gated.version}): "
             "a regression guard compares two versions; name an earlier version as the baseline.",
         )
     if baseline.testset_digest != ctx.testset.digest:
         return RuleResult.undecided(
-            rule, Verdict.INSUFFICIENT_EVIDENCE, ("baseline_mismatch",), n=len(ctx.testset),
+            rule,
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("baseline_mismatch",),
+            n=len(ctx.testset),
             sentence=f"The baseline {label} was made on another test set ({baseline.testset_digest[:19]}…): "
             "a paired comparison needs both versions on the same cases; re-run the baseline on this test set.",
         )
@@ -221,7 +260,8 @@ def _decide_regression(
     if baseline.checker != gated.checker:
         # Drift in the measuring apparatus (SPEC §9): said, not silently compared across.
         return replace(
-            result, details={**result.details, "checker_changed": True},
+            result,
+            details={**result.details, "checker_changed": True},
             sentence=f"{result.sentence} Note: the baseline was recorded by oloproof {baseline.checker.get('version')} "
             f"({baseline.checker.get('source_digest', '')[:19]}…), the gated run by {gated.checker.get('version')} "
             f"({gated.checker.get('source_digest', '')[:19]}…): the checker changed in between.",
@@ -241,7 +281,10 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
         return decide_rule(rule, outcome, policy, testset)
     if not outcome.case_ids:
         return RuleResult.undecided(
-            rule, Verdict.INSUFFICIENT_EVIDENCE, tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))), n=0,
+            rule,
+            Verdict.INSUFFICIENT_EVIDENCE,
+            tuple(dict.fromkeys(("no_applicable_cases", *outcome.reasons))),
+            n=0,
             sentence=f"{rule.criterion}: the transform changed no case, so there is no evidence either way.",
         )
     covered = set(outcome.case_ids)

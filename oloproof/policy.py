@@ -15,17 +15,31 @@ from oloproof.schema import Document, Obj, Prop, Scalar, Seq
 RULE = Obj(
     {
         "id": Prop(Scalar("str", nonempty=True), required=True, doc="Stable name of the rule, shown in every report."),
-        "criterion": Prop(Scalar("str", nonempty=True), required=True, doc="The per-case outcome the rule reads (named by an evaluator)."),
+        "criterion": Prop(
+            Scalar("str", nonempty=True),
+            required=True,
+            doc="The per-case outcome the rule reads (named by an evaluator).",
+        ),
         # min: 0, max: 1 and max_drop: 1 could never fail: a gate with no evidence would PASS.
-        "min": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), doc="PASS needs the interval's lower bound >= min; in (0, 1]."),
-        "max": Prop(Scalar("number", minimum=0.0, exclusive_maximum=1.0), doc="PASS needs the interval's upper bound <= max; in [0, 1)."),
-        "baseline": Prop(Scalar("str", nonempty=True), doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop."),
+        "min": Prop(
+            Scalar("number", exclusive_minimum=0.0, maximum=1.0),
+            doc="PASS needs the interval's lower bound >= min; in (0, 1].",
+        ),
+        "max": Prop(
+            Scalar("number", minimum=0.0, exclusive_maximum=1.0),
+            doc="PASS needs the interval's upper bound <= max; in [0, 1).",
+        ),
+        "baseline": Prop(
+            Scalar("str", nonempty=True),
+            doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop.",
+        ),
         "max_drop": Prop(
             Scalar("number", minimum=0.0, exclusive_maximum=1.0),
             doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in [0, 1).",
         ),
         "method": Prop(
-            Scalar("str", enum=("exact", "t", "bca")), default="exact",
+            Scalar("str", enum=("exact", "t", "bca")),
+            default="exact",
             doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca).",
         ),
         "description": Prop(Scalar("str"), doc="Free text shown beside the rule."),
@@ -37,30 +51,40 @@ POLICY = Obj(
     {
         "confidence": Prop(
             # A floor, so a typo such as 0.05 for 0.95 cannot turn intervals into point estimates.
-            Scalar("number", minimum=0.8, exclusive_maximum=1.0), default=0.95,
+            Scalar("number", minimum=0.8, exclusive_maximum=1.0),
+            default=0.95,
             doc="Two-sided interval level in [0.8, 1) (0.95 puts 2.5% in each tail).",
         ),
         "allow_approximate_methods": Prop(
-            Scalar("bool"), default=False,
+            Scalar("bool"),
+            default=False,
             doc="Let approximate intervals (clustered, t, bootstrap, seeds) decide rules; otherwise MANUAL_REVIEW.",
         ),
         "judges": Prop(
             Obj(
                 {
                     "min_agreement": Prop(
-                        Scalar("number", exclusive_minimum=0.0, maximum=1.0), default=0.9,
+                        Scalar("number", exclusive_minimum=0.0, maximum=1.0),
+                        default=0.9,
                         doc="Lower bound of judge-human agreement needed to trust a judge; in (0, 1].",
                     ),
-                    "min_labels": Prop(Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."),
+                    "min_labels": Prop(
+                        Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."
+                    ),
                 }
             ),
             default={"min_agreement": 0.9, "min_labels": 50},
             doc="When a judge command may grade outputs.",
         ),
-        "seed": Prop(Scalar("int", minimum=0, maximum=2**63 - 1), default=0, doc="Seed of every resampling method; printed with the result."),
+        "seed": Prop(
+            Scalar("int", minimum=0, maximum=2**63 - 1),
+            default=0,
+            doc="Seed of every resampling method; printed with the result.",
+        ),
         "rules": Prop(
             Seq(RULE, min_items=1, min_message="a policy must hold at least one rule"),
-            required=True, doc="The rules; the gate's verdict is the worst of theirs.",
+            required=True,
+            doc="The rules; the gate's verdict is the worst of theirs.",
         ),
     },
     title="oloproof policy",
@@ -134,9 +158,16 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
     threshold = float(raw[kinds[0]])
     assert not math.isnan(threshold)
     return Rule(
-        id=raw["id"], criterion=raw["criterion"], kind=kind, threshold=threshold,
-        baseline=raw["baseline"], method=raw["method"], description=raw["description"] or "",
-        source=doc.path, line=doc.line(key_path), key_path=key_path,
+        id=raw["id"],
+        criterion=raw["criterion"],
+        kind=kind,
+        threshold=threshold,
+        baseline=raw["baseline"],
+        method=raw["method"],
+        description=raw["description"] or "",
+        source=doc.path,
+        line=doc.line(key_path),
+        key_path=key_path,
     )
 
 

@@ -54,16 +54,25 @@ class Collected:
 # (the GitHub token among them) and the runner's file commands, through which it could set the
 # step's outputs, write the job summary, or change later steps' environment.
 _PRIVATE_PREFIXES = ("INPUT_", "ACTIONS_")
-_PRIVATE_NAMES = frozenset({
-    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE",
-})
+_PRIVATE_NAMES = frozenset(
+    {
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GITHUB_OUTPUT",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_ENV",
+        "GITHUB_PATH",
+        "GITHUB_STATE",
+    }
+)
 
 
 def system_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a system command runs with: the gate's, minus what is private to it."""
     source = os.environ if environ is None else environ
     return {
-        name: value for name, value in source.items()
+        name: value
+        for name, value in source.items()
         if name not in _PRIVATE_NAMES and not name.upper().startswith(_PRIVATE_PREFIXES)
     }
 
@@ -81,9 +90,7 @@ class CommandNotFound(Exception):
     pass
 
 
-def collect_lines(
-    lines: Sequence[bytes], expected_ids: Sequence[str], into: Collected, *, source: str
-) -> None:
+def collect_lines(lines: Sequence[bytes], expected_ids: Sequence[str], into: Collected, *, source: str) -> None:
     """Match output lines to requested ids; record missing, duplicate, extra and malformed ones.
 
     ``source`` names where the lines came from ("stdout of batch 2", "preds.jsonl") so every
@@ -144,7 +151,11 @@ def run_batches(
         ids = [str(item["id"]) for item in batch]
         # U+2028/U+2029 are legal raw in JSON strings but split lines for readers using
         # str.splitlines(); escaped they mean the same and cannot break a system's parsing.
-        payload = b"".join(dumps_line(item) for item in batch).replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        payload = (
+            b"".join(dumps_line(item) for item in batch)
+            .replace(b"\xe2\x80\xa8", b"\\u2028")
+            .replace(b"\xe2\x80\xa9", b"\\u2029")
+        )
         number = offset // batch_size + 1
         stdout, stderr, status, problem = _invoke(argv, payload, cwd=cwd, timeout_s=timeout_s)
         result.exit_statuses.append(status)
@@ -172,8 +183,13 @@ def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> 
     with tempfile.TemporaryFile() as errors:
         try:
             proc = subprocess.Popen(
-                argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                start_new_session=True, env=system_environment(),
+                argv,
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
+                env=system_environment(),
             )
         except FileNotFoundError:
             raise CommandNotFound(f"command not found: '{argv[0]}'") from None
@@ -191,7 +207,11 @@ def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> 
             _drain_after_kill(proc)
             raise
         if problem is None and proc.returncode != 0:
-            how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with status {proc.returncode}"
+            how = (
+                f"killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"exited with status {proc.returncode}"
+            )
             problem = f"system {how}"
         return stdout, _tail(errors), proc.returncode if proc.returncode is not None else -9, problem
 

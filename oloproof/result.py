@@ -31,8 +31,12 @@ def interval_json(interval: Interval | None) -> dict[str, Any] | None:
     if interval is None:
         return None
     return {
-        "estimate": interval.estimate, "low": interval.low, "high": interval.high, "level": interval.level,
-        "method": interval.method, "approximate": interval.approximate,
+        "estimate": interval.estimate,
+        "low": interval.low,
+        "high": interval.high,
+        "level": interval.level,
+        "method": interval.method,
+        "approximate": interval.approximate,
     }
 
 
@@ -56,24 +60,55 @@ class RuleResult:
 
     @classmethod
     def undecided(
-        cls, rule: Rule, verdict: Verdict, reasons: tuple[str, ...], *, n: int, sentence: str, missing: int = 0,
-        interval: Interval | None = None, details: dict[str, Any] | None = None,
+        cls,
+        rule: Rule,
+        verdict: Verdict,
+        reasons: tuple[str, ...],
+        *,
+        n: int,
+        sentence: str,
+        missing: int = 0,
+        interval: Interval | None = None,
+        details: dict[str, Any] | None = None,
     ) -> RuleResult:
         """A rule that gets no verdict from an interval (blocked, invalid, no method)."""
         return cls(
-            rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, verdict=verdict,
-            reasons=reasons, sentence=sentence, interval=interval, n=n, passes=None, missing=missing, resolution=None,
-            source=rule.source, line=rule.line, details=details or {},
+            rule_id=rule.id,
+            criterion=rule.criterion,
+            kind=rule.kind,
+            threshold=rule.threshold,
+            verdict=verdict,
+            reasons=reasons,
+            sentence=sentence,
+            interval=interval,
+            n=n,
+            passes=None,
+            missing=missing,
+            resolution=None,
+            source=rule.source,
+            line=rule.line,
+            details=details or {},
         )
 
     def to_json(self) -> dict[str, Any]:
         """This rule's object in every JSON report (``rules[]`` of ``oloproof.gate/1``, ``rule`` of seeds)."""
         return {
-            "id": self.rule_id, "criterion": self.criterion, "kind": self.kind, "threshold": self.threshold,
-            "verdict": self.verdict.value, "reasons": list(self.reasons), "sentence": self.sentence,
-            "estimate": self.interval.estimate if self.interval else None, "interval": interval_json(self.interval),
-            "n": self.n, "passes": self.passes, "missing": self.missing, "resolution": self.resolution,
-            "source": self.source, "line": self.line, "details": self.details,
+            "id": self.rule_id,
+            "criterion": self.criterion,
+            "kind": self.kind,
+            "threshold": self.threshold,
+            "verdict": self.verdict.value,
+            "reasons": list(self.reasons),
+            "sentence": self.sentence,
+            "estimate": self.interval.estimate if self.interval else None,
+            "interval": interval_json(self.interval),
+            "n": self.n,
+            "passes": self.passes,
+            "missing": self.missing,
+            "resolution": self.resolution,
+            "source": self.source,
+            "line": self.line,
+            "details": self.details,
         }
 
 

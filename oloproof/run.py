@@ -37,7 +37,9 @@ def execute(
         argv: str | tuple[str, ...] = command
     elif system.command is None:
         raise ConfigError(
-            release.path, system.line, "system.command",
+            release.path,
+            system.line,
+            "system.command",
             "no command declared; import outputs with `oloproof run --outputs FILE --version NAME`",
         )
     else:
@@ -46,19 +48,40 @@ def execute(
     started_at, created_ns = utc_now(), time.time_ns()
     try:
         collected = run_batches(
-            argv, requests, cwd=release.base_dir, timeout_s=system.timeout_s,
-            batch_size=system.batch_size, on_batch=on_batch,
+            argv,
+            requests,
+            cwd=release.base_dir,
+            timeout_s=system.timeout_s,
+            batch_size=system.batch_size,
+            on_batch=on_batch,
         )
     except CommandNotFound as exc:
         if command is not None:
             raise UsageError(f"--command: {exc}") from None
         raise ConfigError(release.path, system.line, "system.command", str(exc)) from None
-    return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,
-                  version=version or system.version, command=command or system.command_text, imported_from=None, kind=kind)
+    return _store(
+        release,
+        testset,
+        store,
+        collected,
+        started_at=started_at,
+        created_ns=created_ns,
+        version=version or system.version,
+        command=command or system.command_text,
+        imported_from=None,
+        kind=kind,
+    )
 
 
 def import_outputs(
-    release: Release, testset: TestSet, store: RunStore, outputs_file: Path, *, version: str, shown: str, kind: str = "system"
+    release: Release,
+    testset: TestSet,
+    store: RunStore,
+    outputs_file: Path,
+    *,
+    version: str,
+    shown: str,
+    kind: str = "system",
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     """Record outputs produced elsewhere (e.g. on a GPU job) as a run of ``version``."""
     if not version.strip():
@@ -74,21 +97,55 @@ def import_outputs(
         raise DataError(shown, None, f"cannot read it ({exc.strerror or exc})") from None
     collected = Collected()
     collect_lines(raw.splitlines(), [case.id for case in testset.cases], collected, source=shown)
-    return _store(release, testset, store, collected, started_at=started_at, created_ns=created_ns,
-                  version=version, command=None, imported_from=shown, kind=kind)
+    return _store(
+        release,
+        testset,
+        store,
+        collected,
+        started_at=started_at,
+        created_ns=created_ns,
+        version=version,
+        command=None,
+        imported_from=shown,
+        kind=kind,
+    )
 
 
 def _store(
-    release: Release, testset: TestSet, store: RunStore, collected: Collected, *, started_at: str, created_ns: int,
-    version: str, command: str | None, imported_from: str | None, kind: str,
+    release: Release,
+    testset: TestSet,
+    store: RunStore,
+    collected: Collected,
+    *,
+    started_at: str,
+    created_ns: int,
+    version: str,
+    command: str | None,
+    imported_from: str | None,
+    kind: str,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     record = RunRecord(
-        run_id=new_run_id(), version=version, kind=kind, testset_digest=testset.digest, testset_path=testset.path,
-        config_digest=release.digest, command=command, imported_from=imported_from, started_at=started_at,
-        ended_at=utc_now(), created_ns=created_ns, duration_s=collected.duration_s, status=collected.status,
-        failure=collected.failure, exit_statuses=tuple(collected.exit_statuses), n_cases=len(testset.cases),
-        n_outputs=len(collected.outputs), case_errors=collected.case_errors, run_errors=tuple(collected.run_errors),
-        stderr_tail=collected.stderr_tail, checker=checker_identity().to_json(),
+        run_id=new_run_id(),
+        version=version,
+        kind=kind,
+        testset_digest=testset.digest,
+        testset_path=testset.path,
+        config_digest=release.digest,
+        command=command,
+        imported_from=imported_from,
+        started_at=started_at,
+        ended_at=utc_now(),
+        created_ns=created_ns,
+        duration_s=collected.duration_s,
+        status=collected.status,
+        failure=collected.failure,
+        exit_statuses=tuple(collected.exit_statuses),
+        n_cases=len(testset.cases),
+        n_outputs=len(collected.outputs),
+        case_errors=collected.case_errors,
+        run_errors=tuple(collected.run_errors),
+        stderr_tail=collected.stderr_tail,
+        checker=checker_identity().to_json(),
     )
     store.save(record, collected.outputs)
     return record, collected.outputs

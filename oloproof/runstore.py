@@ -58,27 +58,53 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": RUN_SCHEMA, "run_id": self.run_id, "version": self.version, "kind": self.kind,
+            "schema": RUN_SCHEMA,
+            "run_id": self.run_id,
+            "version": self.version,
+            "kind": self.kind,
             "testset": {"digest": self.testset_digest, "path": self.testset_path},
-            "config_digest": self.config_digest, "command": self.command, "imported_from": self.imported_from,
-            "started_at": self.started_at, "ended_at": self.ended_at, "created_ns": self.created_ns,
-            "duration_s": round(self.duration_s, 6), "status": self.status, "failure": self.failure,
-            "exit_statuses": list(self.exit_statuses), "n_cases": self.n_cases, "n_outputs": self.n_outputs,
-            "case_errors": self.case_errors, "run_errors": list(self.run_errors), "stderr_tail": self.stderr_tail,
+            "config_digest": self.config_digest,
+            "command": self.command,
+            "imported_from": self.imported_from,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "created_ns": self.created_ns,
+            "duration_s": round(self.duration_s, 6),
+            "status": self.status,
+            "failure": self.failure,
+            "exit_statuses": list(self.exit_statuses),
+            "n_cases": self.n_cases,
+            "n_outputs": self.n_outputs,
+            "case_errors": self.case_errors,
+            "run_errors": list(self.run_errors),
+            "stderr_tail": self.stderr_tail,
             "checker": self.checker,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
         return cls(
-            run_id=data["run_id"], version=data["version"], kind=data.get("kind", "system"),
-            testset_digest=data["testset"]["digest"], testset_path=data["testset"]["path"],
-            config_digest=data["config_digest"], command=data["command"], imported_from=data["imported_from"],
-            started_at=data["started_at"], ended_at=data["ended_at"], created_ns=int(data["created_ns"]),
-            duration_s=float(data["duration_s"]), status=data["status"], failure=data["failure"],
-            exit_statuses=tuple(data["exit_statuses"]), n_cases=int(data["n_cases"]), n_outputs=int(data["n_outputs"]),
-            case_errors=dict(data["case_errors"]), run_errors=tuple(data["run_errors"]),
-            stderr_tail=data.get("stderr_tail", ""), checker=dict(data["checker"]),
+            run_id=data["run_id"],
+            version=data["version"],
+            kind=data.get("kind", "system"),
+            testset_digest=data["testset"]["digest"],
+            testset_path=data["testset"]["path"],
+            config_digest=data["config_digest"],
+            command=data["command"],
+            imported_from=data["imported_from"],
+            started_at=data["started_at"],
+            ended_at=data["ended_at"],
+            created_ns=int(data["created_ns"]),
+            duration_s=float(data["duration_s"]),
+            status=data["status"],
+            failure=data["failure"],
+            exit_statuses=tuple(data["exit_statuses"]),
+            n_cases=int(data["n_cases"]),
+            n_outputs=int(data["n_outputs"]),
+            case_errors=dict(data["case_errors"]),
+            run_errors=tuple(data["run_errors"]),
+            stderr_tail=data.get("stderr_tail", ""),
+            checker=dict(data["checker"]),
         )
 
 
@@ -101,7 +127,9 @@ class RunStore:
         final = self.runs_dir / record.run_id
 
         def fill(tmp: Path) -> None:
-            (tmp / "run.json").write_bytes(orjson.dumps(record.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+            (tmp / "run.json").write_bytes(
+                orjson.dumps(record.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+            )
             with open(tmp / "outputs.jsonl", "wb") as handle:
                 for output in outputs.values():
                     handle.write(dumps_line(output))
@@ -193,11 +221,13 @@ def resolve_ref(ref: str, records: list[RunRecord]) -> RunRecord:
             raise StoreError(f"ref '{ref}': no run id starts with '{text}' (see `oloproof runs`)")
         if len(matches) > 1:
             ids = ", ".join(record.run_id for record in matches[:5])
-            raise StoreError(f"ref '{ref}': ambiguous, {len(matches)} runs start with it ({ids}{', ...' if len(matches) > 5 else ''})")
+            raise StoreError(
+                f"ref '{ref}': ambiguous, {len(matches)} runs start with it "
+                f"({ids}{', ...' if len(matches) > 5 else ''})"
+            )
         return matches[0]
     if not pool:
         raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`)")
     if back >= len(pool):
         raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist")
     return pool[-1 - back]
-

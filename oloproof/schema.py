@@ -246,13 +246,16 @@ class _Validator:
     def tagged(self, node: yaml.Node, schema: Tagged, key_path: str) -> dict[str, Any]:
         pairs = self.pairs(node, key_path)
         if schema.key not in pairs:
-            raise self.fail(node, key_path, f"missing required key '{schema.key}' (one of: {', '.join(schema.variants)})")
+            raise self.fail(
+                node, key_path, f"missing required key '{schema.key}' (one of: {', '.join(schema.variants)})"
+            )
         tag_node = pairs[schema.key][1]
         tag = _scalar_value(tag_node) if isinstance(tag_node, yaml.ScalarNode) else None
         if not isinstance(tag, str) or tag not in schema.variants:
             hint = did_you_mean(str(tag), schema.variants)
             raise self.fail(
-                tag_node, _join(key_path, schema.key),
+                tag_node,
+                _join(key_path, schema.key),
                 f"unknown {schema.key} {_describe_node(tag_node)}; expected one of: {', '.join(schema.variants)}{hint}",
             )
         out = self.obj(node, schema.variants[tag], key_path, skip=frozenset({schema.key}))
@@ -287,7 +290,9 @@ class _Validator:
             self.check_range(node, schema, key_path, value)
         if schema.enum is not None and value not in schema.enum:
             choices = ", ".join(str(choice) for choice in schema.enum)
-            raise self.fail(node, key_path, f"expected one of: {choices}; got {value!r}{did_you_mean(str(value), schema.enum)}")
+            raise self.fail(
+                node, key_path, f"expected one of: {choices}; got {value!r}{did_you_mean(str(value), schema.enum)}"
+            )
         if schema.nonempty and isinstance(value, str) and not value.strip():
             raise self.fail(node, key_path, "must not be empty")
         return value
@@ -306,7 +311,9 @@ class _Validator:
         if low is not None and high is not None:
             left = "[" if schema.minimum is not None else "("
             right = "]" if schema.maximum is not None else ")"
-            raise self.fail(node, key_path, f"expected a number in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}")
+            raise self.fail(
+                node, key_path, f"expected a number in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}"
+            )
         if low is not None:
             sign = ">=" if schema.minimum is not None else ">"
             raise self.fail(node, key_path, f"expected a number {sign} {_fmt(low)}, got {_fmt(value)}")
@@ -369,10 +376,14 @@ def validate_text(text: str, schema: Node, *, path: str, empty_message: str) -> 
 def to_json_schema(schema: Node) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) equivalent of ``schema``, for editors."""
     if isinstance(schema, Scalar):
-        out: dict[str, Any] = {"type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}[schema.kind]}
+        out: dict[str, Any] = {
+            "type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}[schema.kind]
+        }
         for key, value in (
-            ("minimum", schema.minimum), ("maximum", schema.maximum),
-            ("exclusiveMinimum", schema.exclusive_minimum), ("exclusiveMaximum", schema.exclusive_maximum),
+            ("minimum", schema.minimum),
+            ("maximum", schema.maximum),
+            ("exclusiveMinimum", schema.exclusive_minimum),
+            ("exclusiveMaximum", schema.exclusive_maximum),
         ):
             if value is not None:
                 out[key] = value

@@ -15,7 +15,9 @@ from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
 
 SYSTEM = Obj(
     {
-        "version": Prop(Scalar("str", nonempty=True), required=True, doc="Name recorded with every run of this system."),
+        "version": Prop(
+            Scalar("str", nonempty=True), required=True, doc="Name recorded with every run of this system."
+        ),
         "command": Prop(
             AnyOf((Scalar("str", nonempty=True), Seq(Scalar("str"), min_items=1))),
             doc="Command that reads cases as JSONL on stdin and writes outputs as JSONL on stdout. "
@@ -49,8 +51,11 @@ def build_system(values: dict[str, Any], *, line: int | None, error: Callable[[s
     if isinstance(command, str):
         check_command(command, error)
     return SystemSpec(
-        version=values["version"], command=command if command is None or isinstance(command, str) else tuple(command),
-        timeout_s=float(values["timeout_s"]), batch_size=int(values["batch_size"]), line=line,
+        version=values["version"],
+        command=command if command is None or isinstance(command, str) else tuple(command),
+        timeout_s=float(values["timeout_s"]),
+        batch_size=int(values["batch_size"]),
+        line=line,
     )
 
 

@@ -50,7 +50,9 @@ REASONS: dict[str, str] = {
     "set_too_small": "even a perfect result on this many cases could not clear the threshold",
     "approximate_method": "only an approximate interval exists and the policy does not allow approximate methods",
     "few_clusters": "fewer than 30 groups: the clustered interval's large-sample approximation is not trustworthy",
-    "missing_outputs": "some cases have no usable output; they count as failures for the lower bound and passes for the upper",
+    "missing_outputs": (
+        "some cases have no usable output; they count as failures for the lower bound and passes for the upper"
+    ),
     "run_failed": "the system crashed or timed out; the cases it did not answer count as missing",
     "regex_timeout": "a pattern exceeded its time budget on some cases; those cases count as missing",
     "judge_untrusted": "the judge's agreement with human labels does not meet the policy's judges thresholds",
@@ -58,17 +60,32 @@ REASONS: dict[str, str] = {
     "leaked_cases": "test cases were found in the training data: the evidence is invalid",
     "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",
-    "baseline_is_gated_version": "the regression guard's baseline is the version being gated, so there is nothing to compare",
+    "baseline_is_gated_version": (
+        "the regression guard's baseline is the version being gated, so there is nothing to compare"
+    ),
     "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
     "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
     "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
-    "holdout_log_moved": "outcome records show reads of this holdout set under another log path: moving the log does not reset the budget",
-    "holdout_budget_unlogged": "holdout.budget was raised or removed in release.yaml without a logged `oloproof holdout budget` entry",
-    "transform_declared": "a declared (numeric or categorical) transform: no person can confirm it keeps meaning, so its rate never decides",
-    "transform_unlabelled": "some cases the image or text transform changed have no current human label saying the change kept their meaning",
-    "transform_changes_meaning": "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness",
+    "holdout_log_moved": (
+        "outcome records show reads of this holdout set under another log path: moving the log does not reset the "
+        "budget"
+    ),
+    "holdout_budget_unlogged": (
+        "holdout.budget was raised or removed in release.yaml without a logged `oloproof holdout budget` entry"
+    ),
+    "transform_declared": (
+        "a declared (numeric or categorical) transform: no person can confirm it keeps meaning, so its rate never "
+        "decides"
+    ),
+    "transform_unlabelled": (
+        "some cases the image or text transform changed have no current human label saying the change kept their "
+        "meaning"
+    ),
+    "transform_changes_meaning": (
+        "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness"
+    ),
     "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
 }

@@ -38,7 +38,9 @@ API_BATCH = 50  # annotations per Checks API request (GitHub's limit)
 API_TEXT_LIMIT = 65535  # characters in output.title, output.summary, output.text
 API_TIMEOUT_S = 30.0
 # Events whose payload carries ``pull_request`` (with ``head.sha``): GITHUB_SHA is not the PR's head.
-PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"})
+PULL_REQUEST_EVENTS = frozenset(
+    {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
+)
 # Events whose run belongs to a pull request although GITHUB_SHA is not its head commit.
 PR_LIKE_EVENTS = PULL_REQUEST_EVENTS | {"issue_comment"}
 # Events on which a holdout read may happen: the read log can be committed to the default branch.
@@ -269,12 +271,21 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     child_env = dict(environ)
     try:
         listed = subprocess.run(
-            [git, "config", "--global", "--get-all", "safe.directory"], capture_output=True, text=True, env=child_env, check=False, timeout=30
+            [git, "config", "--global", "--get-all", "safe.directory"],
+            capture_output=True,
+            text=True,
+            env=child_env,
+            check=False,
+            timeout=30,
         )
         if target in listed.stdout.splitlines() or "*" in listed.stdout.splitlines():
             return True
         added = subprocess.run(
-            [git, "config", "--global", "--add", "safe.directory", target], capture_output=True, env=child_env, check=False, timeout=30
+            [git, "config", "--global", "--add", "safe.directory", target],
+            capture_output=True,
+            env=child_env,
+            check=False,
+            timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -337,7 +348,9 @@ class ChecksClient:
     def _request(self, method: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         request = urllib.request.Request(
-            f"{self.base}{path}", data=data, method=method,
+            f"{self.base}{path}",
+            data=data,
+            method=method,
             headers={
                 "Accept": "application/vnd.github+json",
                 "Authorization": f"Bearer {self.token}",
@@ -357,11 +370,17 @@ class ChecksClient:
         except urllib.error.URLError as exc:  # DNS, refused connections, TLS: socket-level texts
             raise GitHubApiError(None, f"cannot reach {self.base}: {self._redact(str(exc.reason))}") from None
         except http.client.HTTPException as exc:  # garbage status line, a body shorter than its Content-Length, ...
-            raise GitHubApiError(None, f"{method} {path}: the answer is not valid HTTP ({type(exc).__name__})") from None
+            raise GitHubApiError(
+                None, f"{method} {path}: the answer is not valid HTTP ({type(exc).__name__})"
+            ) from None
         except ValueError as exc:  # e.g. a header value http.client refuses; its text may quote the value
-            raise GitHubApiError(None, f"{method} {path}: the request could not be sent ({type(exc).__name__})") from None
+            raise GitHubApiError(
+                None, f"{method} {path}: the request could not be sent ({type(exc).__name__})"
+            ) from None
         except OSError as exc:  # timeouts, resets after the connection was made
-            raise GitHubApiError(None, f"{method} {path}: the connection failed ({exc.strerror or type(exc).__name__})") from None
+            raise GitHubApiError(
+                None, f"{method} {path}: the connection failed ({exc.strerror or type(exc).__name__})"
+            ) from None
         try:
             parsed = json.loads(raw or b"{}")
         except ValueError:  # not JSON, or not UTF-8
@@ -386,9 +405,14 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
     """
     title = request.title[:API_TEXT_LIMIT]
     summary = request.summary[:API_TEXT_LIMIT]
-    batches = [list(request.annotations[i : i + API_BATCH]) for i in range(0, len(request.annotations), API_BATCH)] or [[]]
+    batches = [list(request.annotations[i : i + API_BATCH]) for i in range(0, len(request.annotations), API_BATCH)] or [
+        []
+    ]
     body: dict[str, Any] = {
-        "name": request.name, "head_sha": request.head_sha, "status": "completed", "conclusion": request.conclusion,
+        "name": request.name,
+        "head_sha": request.head_sha,
+        "status": "completed",
+        "conclusion": request.conclusion,
         "output": {"title": title, "summary": summary, "annotations": batches[0]},
     }
     if request.details_url:
@@ -399,9 +423,13 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
         sent += 1
         check_run_id = created.get("id")
         if not isinstance(check_run_id, int):
-            return CheckRunOutcome(created=False, skipped="the Checks API answered without a check run id", requests=sent)
+            return CheckRunOutcome(
+                created=False, skipped="the Checks API answered without a check run id", requests=sent
+            )
         for batch in batches[1:]:
-            client.update_check_run(check_run_id, {"output": {"title": title, "summary": summary, "annotations": batch}})
+            client.update_check_run(
+                check_run_id, {"output": {"title": title, "summary": summary, "annotations": batch}}
+            )
             sent += 1
     except GitHubApiError as exc:
         if exc.status == 403:
@@ -414,7 +442,9 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
         partial = " after the check run was created (some annotations are missing from it)" if sent else ""
         return CheckRunOutcome(created=sent > 0, skipped=why + partial, status=exc.status, requests=sent)
     url = created.get("html_url")
-    return CheckRunOutcome(created=True, check_run_id=check_run_id, html_url=url if isinstance(url, str) else None, requests=sent)
+    return CheckRunOutcome(
+        created=True, check_run_id=check_run_id, html_url=url if isinstance(url, str) else None, requests=sent
+    )
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

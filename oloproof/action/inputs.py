@@ -75,7 +75,10 @@ def raw_inputs(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
         name = known.get(key)
         if name is None:
             wanted = key[len("INPUT_") :].lower().replace("_", "-")
-            problems.append(f"unknown input '{key[len('INPUT_'):].lower()}'{did_you_mean(wanted, INPUTS)}; inputs: {', '.join(INPUTS)}")
+            problems.append(
+                f"unknown input '{key[len('INPUT_') :].lower()}'{did_you_mean(wanted, INPUTS)}; inputs: "
+                f"{', '.join(INPUTS)}"
+            )
             continue
         values[name] = value
     return values, problems
@@ -95,7 +98,10 @@ def parse_fail_on(text: str) -> frozenset[Verdict]:
         if upper == "PASS":
             raise ValueError("fail-on: PASS cannot fail the job")
         if upper not in allowed:
-            raise ValueError(f"fail-on: unknown verdict '{name}'{did_you_mean(upper, allowed)}; choose from {', '.join(allowed)} (or 'none')")
+            raise ValueError(
+                f"fail-on: unknown verdict '{name}'{did_you_mean(upper, allowed)}; choose from {', '.join(allowed)} "
+                f"(or 'none')"
+            )
         chosen.add(Verdict(upper))
     return frozenset(chosen)
 
@@ -169,9 +175,15 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
     return Inputs(
-        config=os.path.relpath(config, workdir), working_directory=workdir, fail_on=fail_on, read_holdout=read_holdout,
-        holdout_reason=reason, github_token=token, check_name=check_name,
-        json_report=json_report, outputs=outputs,
+        config=os.path.relpath(config, workdir),
+        working_directory=workdir,
+        fail_on=fail_on,
+        read_holdout=read_holdout,
+        holdout_reason=reason,
+        github_token=token,
+        check_name=check_name,
+        json_report=json_report,
+        outputs=outputs,
     )
 
 
@@ -192,6 +204,7 @@ def holdout_reason(inputs: Inputs, env: ActionEnv) -> str:
     if env.dispatch_reason:
         return env.dispatch_reason
     raise UsageError(
-        "read-holdout: true needs a reason: set holdout-reason, or run on a release (the reason becomes 'release <tag>'), "
+        "read-holdout: true needs a reason: set holdout-reason, or run on a release (the reason becomes 'release "
+        "<tag>'), "
         "a tag push, or a workflow_dispatch with a 'reason' input"
     )

@@ -89,7 +89,9 @@ class _Presenter:
     def stopped(self, code: ExitCode) -> None:
         word = "terminated (SIGTERM)" if code is ExitCode.TERMINATED else "cancelled"
         with contextlib.suppress(Exception):
-            self.session.annotate([ann.Annotation(level="error", title="oloproof: cancelled", message=f"the action was {word}")])
+            self.session.annotate(
+                [ann.Annotation(level="error", title="oloproof: cancelled", message=f"the action was {word}")]
+            )
 
     def internal(self, exc: BaseException) -> None:
         internal_error(self.session, exc)
@@ -105,14 +107,18 @@ def _last_resort(session: Session | None, stream: TextIO, exc: BaseException) ->
             internal_error(session, exc)
             return int(ExitCode.INTERNAL)
     with contextlib.suppress(Exception):
-        stream.write(f"::error title=oloproof%3A internal error::internal error (a bug in oloproof): {type(exc).__name__}\n")
+        stream.write(
+            f"::error title=oloproof%3A internal error::internal error (a bug in oloproof): {type(exc).__name__}\n"
+        )
         stream.flush()
     return int(ExitCode.INTERNAL)
 
 
 def _run(session: Session, environ: MutableMapping[str, str], presenter: _Presenter) -> int:
     env = session.env
-    session.annotate([ann.Annotation(level="warning", title="oloproof: event payload", message=problem) for problem in env.problems])
+    session.annotate(
+        [ann.Annotation(level="warning", title="oloproof: event payload", message=problem) for problem in env.problems]
+    )
     inputs = presenter.inputs = read_inputs(environ, env)
     if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
         why = "could not add the workspace to git's safe.directory"
@@ -144,12 +150,19 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
 def _import_outputs(session: Session, release: Release, outputs: Path) -> str:
     testset = load_dev_testset(release)
     shown = os.path.relpath(outputs)
-    record, _ = import_outputs(release, testset, RunStore(release.base_dir), outputs, version=release.system.version, shown=shown)
-    session.say(f"imported {record.n_outputs}/{record.n_cases} outputs from {shown} as run {record.run_id} of {release.system.version}")
+    record, _ = import_outputs(
+        release, testset, RunStore(release.base_dir), outputs, version=release.system.version, shown=shown
+    )
+    session.say(
+        f"imported {record.n_outputs}/{record.n_cases} outputs from {shown} as run {record.run_id} of "
+        f"{release.system.version}"
+    )
     return record.run_id
 
 
-def _with_holdout_read(session: Session, inputs: Inputs, release: Release, result: GateResult, reason: str) -> GateResult:
+def _with_holdout_read(
+    session: Session, inputs: Inputs, release: Release, result: GateResult, reason: str
+) -> GateResult:
     """Read the holdout once (appending to its log) and add what it says to the result.
 
     The read comes after the gate: a release that already fails on the dev set does not
@@ -167,7 +180,9 @@ def _with_holdout_read(session: Session, inputs: Inputs, release: Release, resul
 
 def _holdout_not_read(result: GateResult) -> CheckReport:
     return CheckReport(
-        name="holdout-read", title="Holdout read", status=f"not read: the gate is {result.verdict.value} on the dev set",
+        name="holdout-read",
+        title="Holdout read",
+        status=f"not read: the gate is {result.verdict.value} on the dev set",
         sentence="A read spends budget, so it is skipped while the dev-set verdict fails the job.",
     )
 
@@ -195,12 +210,23 @@ def read_holdout(session: Session, release: Release, *, reason: str) -> CheckRep
     line = release.holdout.line if release.holdout is not None else None
     if read.verdict is not None:  # refused: nothing was scored, the log is unchanged
         return CheckReport(
-            name="holdout-read", title="Holdout read", status=f"refused ({', '.join(read.reasons)}); {read.budget.text()}",
-            verdict=read.verdict, reasons=read.reasons, sentence=read.sentence, data=read.to_json(),
-            source=release.path, line=line,
+            name="holdout-read",
+            title="Holdout read",
+            status=f"refused ({', '.join(read.reasons)}); {read.budget.text()}",
+            verdict=read.verdict,
+            reasons=read.reasons,
+            sentence=read.sentence,
+            data=read.to_json(),
+            source=release.path,
+            line=line,
         )
     return CheckReport(
-        name="holdout-read", title="Holdout read", status=score_line(read),
-        sentence=f"Read for: {reason}", lines=(appended_line(read), *read.notes), data=read.to_json(),
-        source=release.path, line=line,
+        name="holdout-read",
+        title="Holdout read",
+        status=score_line(read),
+        sentence=f"Read for: {reason}",
+        lines=(appended_line(read), *read.notes),
+        data=read.to_json(),
+        source=release.path,
+        line=line,
     )

@@ -8,7 +8,14 @@ import sys
 import traceback
 
 from oloproof import __version__
-from oloproof.action.github import CheckRunRequest, ChecksClient, GitHubApiError, append_summary, publish_check_run, write_outputs
+from oloproof.action.github import (
+    CheckRunRequest,
+    ChecksClient,
+    GitHubApiError,
+    append_summary,
+    publish_check_run,
+    write_outputs,
+)
 from oloproof.action.inputs import InputError, Inputs
 from oloproof.action.session import Session
 from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError
@@ -47,10 +54,18 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
     if len(full.encode("utf-8")) > markdown.SUMMARY_LIMIT:
         # Over GitHub's limit the summary would be dropped whole: keep the full text in a file
         # beside the JSON report and publish a trimmed summary that names it.
-        full_path = report_path.with_suffix(".md") if report_path is not None else inputs.working_directory / "oloproof-summary.md"
+        full_path = (
+            report_path.with_suffix(".md")
+            if report_path is not None
+            else inputs.working_directory / "oloproof-summary.md"
+        )
         session.write(full_path, full)
         summary = markdown.render(
-            result, fail_on=inputs.fail_on, notes=notices, limit=markdown.SUMMARY_LIMIT, full_report=session.repo_path(full_path)
+            result,
+            fail_on=inputs.fail_on,
+            notes=notices,
+            limit=markdown.SUMMARY_LIMIT,
+            full_report=session.repo_path(full_path),
         )
     append_summary(env, session.redact(summary))
 
@@ -58,11 +73,14 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
     session.annotate([*found, *extra])
 
     gate_code = int(result.verdict.exit_code)
-    write_outputs(env, {
-        "verdict": result.verdict.value,
-        "exit-code": str(gate_code),
-        "report": (session.repo_path(report_path) or "") if report_path is not None else "",
-    })
+    write_outputs(
+        env,
+        {
+            "verdict": result.verdict.value,
+            "exit-code": str(gate_code),
+            "report": (session.repo_path(report_path) or "") if report_path is not None else "",
+        },
+    )
     fails = result.verdict in inputs.fail_on
     session.say(
         f"verdict: {result.verdict.value} (exit {gate_code}); "
@@ -79,7 +97,9 @@ def check_run(session: Session, inputs: Inputs, result: GateResult, found: list[
         return blocked or None
     passing = sum(1 for rule in result.rules if rule.verdict is Verdict.PASS)
     request = CheckRunRequest(
-        name=inputs.check_name, head_sha=env.head_sha, conclusion=conclusion_of(result.verdict, inputs.fail_on),
+        name=inputs.check_name,
+        head_sha=env.head_sha,
+        conclusion=conclusion_of(result.verdict, inputs.fail_on),
         title=f"{result.verdict.value}: {passing} of {len(result.rules)} rules pass",
         summary=markdown.render(result, fail_on=inputs.fail_on, limit=CHECK_SUMMARY_LIMIT, full_report=None),
         annotations=[annotation.api() for annotation in found if annotation.file is not None],
@@ -92,7 +112,10 @@ def check_run(session: Session, inputs: Inputs, result: GateResult, found: list[
     outcome = publish_check_run(client, request)
     if outcome.skipped is not None:
         return ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
-    session.say(f"check run '{inputs.check_name}' created on {env.head_sha[:12]}" + (f": {outcome.html_url}" if outcome.html_url else ""))
+    session.say(
+        f"check run '{inputs.check_name}' created on {env.head_sha[:12]}"
+        + (f": {outcome.html_url}" if outcome.html_url else "")
+    )
     return None
 
 
@@ -120,7 +143,9 @@ def error_outputs(session: Session, code: ExitCode) -> None:
 
 def report_input_error(session: Session, exc: InputError) -> None:
     """Invalid inputs: one error annotation per problem, a summary listing them, exit 2."""
-    session.annotate([ann.Annotation(level="error", title="oloproof: invalid input", message=problem) for problem in exc.problems])
+    session.annotate(
+        [ann.Annotation(level="error", title="oloproof: invalid input", message=problem) for problem in exc.problems]
+    )
     listed = "".join(f"- {md(session.redact(problem))}\n" for problem in exc.problems)
     append_summary(session.env, f"## 🛑 oloproof gate: ERROR\n\nInvalid inputs, so the gate did not run:\n\n{listed}\n")
     error_outputs(session, ExitCode.USAGE)
@@ -149,11 +174,18 @@ def report_error(session: Session, inputs: Inputs | None, exc: OloproofError) ->
         except GitHubApiError as api_error:
             note = f"no check run: {api_error.message}"
         else:
-            outcome = publish_check_run(client, CheckRunRequest(
-                name=inputs.check_name, head_sha=session.env.head_sha, conclusion="failure",
-                title="ERROR: the gate could not run", summary=f"The gate could not run:\n\n> {md(message)}\n",
-                annotations=[error.api()] if file else [], details_url=session.env.run_url,
-            ))
+            outcome = publish_check_run(
+                client,
+                CheckRunRequest(
+                    name=inputs.check_name,
+                    head_sha=session.env.head_sha,
+                    conclusion="failure",
+                    title="ERROR: the gate could not run",
+                    summary=f"The gate could not run:\n\n> {md(message)}\n",
+                    annotations=[error.api()] if file else [],
+                    details_url=session.env.run_url,
+                ),
+            )
             if outcome.skipped is not None:
                 note = ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
     if note:
@@ -166,7 +198,8 @@ def internal_error(session: Session, exc: BaseException) -> None:
     text = " ".join(session.redact(str(exc)).split())
     text = text if len(text) <= 300 else text[:300] + "…"
     message = (
-        f"internal error (a bug in oloproof, not in your files): {type(exc).__name__}{': ' + text if text else ''} at {where}; "
+        f"internal error (a bug in oloproof, not in your files): {type(exc).__name__}{': ' + text if text else ''} at "
+        f"{where}; "
         f"oloproof {__version__}, Python {sys.version.split()[0]}; please report it with the log"
     )
     session.annotate([ann.Annotation(level="error", title="oloproof: internal error", message=message)])

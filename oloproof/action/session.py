@@ -48,8 +48,11 @@ class Session:
 
     def annotate(self, items: list[ann.Annotation], *, more_hint: str = "see the job summary") -> None:
         """Annotations for the log, capped as GitHub shows them (per level, per step, across calls)."""
-        kept = ann.capped([replace(item, title=self.redact(item.title), message=self.redact(item.message)) for item in items],
-                          more_hint=more_hint, used=self.shown)
+        kept = ann.capped(
+            [replace(item, title=self.redact(item.title), message=self.redact(item.message)) for item in items],
+            more_hint=more_hint,
+            used=self.shown,
+        )
         for item in kept:
             self.shown[item.level] += 1
             self.print(item.command())
@@ -63,7 +66,9 @@ class Session:
         """``::add-mask::`` the token (each piece of a malformed one) before anything else is printed."""
         raw = environ.get(input_env_name("github-token"), "")
         pieces = [piece for piece in {raw.strip(), *raw.split()} if len(piece) >= MASK_MIN]
-        for piece in sorted(pieces, key=lambda piece: (-len(piece), piece)):  # longest first, so redact() replaces whole values
+        for piece in sorted(
+            pieces, key=lambda piece: (-len(piece), piece)
+        ):  # longest first, so redact() replaces whole values
             self.secrets.append(piece)
             self.print(f"::add-mask::{ann.escape_data(piece)}")
 

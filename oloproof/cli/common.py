@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-c", "--config", default="release.yaml", metavar="FILE", help="release.yaml to read (default: %(default)s)")
+    parser.add_argument(
+        "-c", "--config", default="release.yaml", metavar="FILE", help="release.yaml to read (default: %(default)s)"
+    )
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -115,9 +117,17 @@ class BatchProgress:
 
     def __enter__(self) -> BatchProgress:
         if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # lazy: start-up
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )  # lazy: start-up
 
-            self._progress = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+            self._progress = Progress(
+                TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+            )
             self._progress.__enter__()
             self._task = self._progress.add_task(self.label, total=None)
         return self

@@ -9,14 +9,19 @@ from oloproof.cli import common
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "gate", help="decide every rule of the policy and exit with the verdict",
+        "gate",
+        help="decide every rule of the policy and exit with the verdict",
         description="Decide every rule from an interval and exit 0 PASS, 1 FAIL, 3 BLOCKED, "
         "4 INSUFFICIENT_EVIDENCE, 5 MANUAL_REVIEW. Reuses the latest run of the system version on this "
         "test set when there is one, and runs the system otherwise.",
     )
     common.add_config(parser)
-    parser.add_argument("--run", metavar="REF", help="gate this run (latest, latest~N, version:NAME, or a run id prefix)")
-    parser.add_argument("--rerun", action="store_true", help="run the system again even if a run of this version exists")
+    parser.add_argument(
+        "--run", metavar="REF", help="gate this run (latest, latest~N, version:NAME, or a run id prefix)"
+    )
+    parser.add_argument(
+        "--rerun", action="store_true", help="run the system again even if a run of this version exists"
+    )
     common.add_json(parser)
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test per rule")
     common.add_quiet(parser)

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "holdout", help="read the reserved holdout set (with a reason, against a budget), show its log",
+        "holdout",
+        help="read the reserved holdout set (with a reason, against a budget), show its log",
         description="The holdout set is read only with a reason, against the budget in release.yaml, and every read "
         "is appended to a tamper-evident log (holdout.log). See docs/holdout.md.",
     )
@@ -27,54 +28,87 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions.required = True
 
     run = actions.add_parser(
-        "run", help="score the current system on the holdout and log the read",
+        "run",
+        help="score the current system on the holdout and log the read",
         description="Score the system on the holdout set and append one entry to the reads log. Refused (BLOCKED, "
         "exit 3) without scoring any case when the budget is spent or the log fails its hash-chain check.",
     )
     _add_config(run)
-    run.add_argument("--reason", required=True, metavar="TEXT", help="why you are reading the holdout (required, logged)")
-    run.add_argument("--outputs", metavar="FILE", help="score these JSONL outputs (made elsewhere) instead of running the system")
-    run.add_argument("--command", metavar="CMD", help="score this command instead of system.command, as version NAME "
-                     "(e.g. the week-0 prompt, for a baseline re-measurement); needs --version")
-    run.add_argument("--version", dest="run_version", metavar="NAME", help="system version of --outputs or --command (required with them)")
+    run.add_argument(
+        "--reason", required=True, metavar="TEXT", help="why you are reading the holdout (required, logged)"
+    )
+    run.add_argument(
+        "--outputs", metavar="FILE", help="score these JSONL outputs (made elsewhere) instead of running the system"
+    )
+    run.add_argument(
+        "--command",
+        metavar="CMD",
+        help="score this command instead of system.command, as version NAME "
+        "(e.g. the week-0 prompt, for a baseline re-measurement); needs --version",
+    )
+    run.add_argument(
+        "--version",
+        dest="run_version",
+        metavar="NAME",
+        help="system version of --outputs or --command (required with them)",
+    )
     common.add_json(run)
     common.add_quiet(run)
     run.set_defaults(handler=handle_run)
 
     status = actions.add_parser(
-        "status", help="show every read, the budget left, and whether the log verifies",
+        "status",
+        help="show every read, the budget left, and whether the log verifies",
         description="Show the reads table and the budget; verify the log's hash chain (exit 3 when it fails). "
         "With no budget declared, suggest one from the set's size (STATISTICS.md §6).",
     )
     _add_config(status)
-    status.add_argument("--delta", type=_fraction("--delta"), metavar="FRACTION",
-                        help="smallest difference the set must settle, for the suggested budget (e.g. 0.095 = 9.5 points)")
-    status.add_argument("--psi", type=_fraction("--psi"), default=0.12, metavar="FRACTION",
-                        help="expected discordance between compared versions (default %(default)s)")
-    status.add_argument("--since", metavar="GITREF", help="also check that the log only grew since this git commit (e.g. origin/main)")
+    status.add_argument(
+        "--delta",
+        type=_fraction("--delta"),
+        metavar="FRACTION",
+        help="smallest difference the set must settle, for the suggested budget (e.g. 0.095 = 9.5 points)",
+    )
+    status.add_argument(
+        "--psi",
+        type=_fraction("--psi"),
+        default=0.12,
+        metavar="FRACTION",
+        help="expected discordance between compared versions (default %(default)s)",
+    )
+    status.add_argument(
+        "--since", metavar="GITREF", help="also check that the log only grew since this git commit (e.g. origin/main)"
+    )
     common.add_json(status)
     status.set_defaults(handler=handle_status)
 
     repair = actions.add_parser(
-        "repair", help="acknowledge a broken log with a logged repair entry",
+        "repair",
+        help="acknowledge a broken log with a logged repair entry",
         description="Append a repair entry that acknowledges every problem of a log that fails its check, with who "
         "and why. The damaged lines are kept as they are; reads are allowed again afterwards.",
     )
     _add_config(repair)
-    repair.add_argument("--reason", required=True, metavar="TEXT", help="what happened and why the log may be trusted again (logged)")
-    repair.add_argument("--reads-used", type=int, metavar="N", help="reads really made, when more were lost than the log shows")
+    repair.add_argument(
+        "--reason", required=True, metavar="TEXT", help="what happened and why the log may be trusted again (logged)"
+    )
+    repair.add_argument(
+        "--reads-used", type=int, metavar="N", help="reads really made, when more were lost than the log shows"
+    )
     common.add_json(repair)
     repair.set_defaults(handler=handle_repair)
 
-
     budget = actions.add_parser(
-        "budget", help="change the budget in force, with a logged reason",
+        "budget",
+        help="change the budget in force, with a logged reason",
         description="Append a budget entry to the reads log: the budget in force becomes N ('none': no budget). "
         "Raising a budget spends independence the holdout may no longer have; lowering it needs no entry "
         "(lower holdout.budget in release.yaml). release.yaml's holdout.budget must not exceed the logged one.",
     )
     _add_config(budget)
-    budget.add_argument("budget", type=_budget_value, metavar="N", help="reads the set may serve in all ('none': no budget)")
+    budget.add_argument(
+        "budget", type=_budget_value, metavar="N", help="reads the set may serve in all ('none': no budget)"
+    )
     budget.add_argument("--reason", required=True, metavar="TEXT", help="why the budget changes (required, logged)")
     common.add_json(budget)
     budget.set_defaults(handler=handle_budget)
@@ -85,7 +119,9 @@ def _fraction(option: str) -> Callable[[str], float]:
         try:
             number = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{option} takes a fraction strictly between 0 and 1, e.g. 0.095; got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"{option} takes a fraction strictly between 0 and 1, e.g. 0.095; got {text!r}"
+            ) from None
         if not math.isfinite(number) or not 0.0 < number < 1.0:
             raise argparse.ArgumentTypeError(
                 f"{option} takes a fraction strictly between 0 and 1 (0.095 = 9.5 points), got {text!r}"
@@ -110,7 +146,9 @@ def _say(console: Console, text: str) -> None:
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: an action's parser must not overwrite a -c given before the action with its default.
-    parser.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
+    parser.add_argument(
+        "-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)"
+    )
 
 
 def _emit(console: Console, items: list[Any]) -> None:
@@ -134,8 +172,16 @@ def handle_run(args: argparse.Namespace) -> int:
 
     with common.BatchProgress("scoring holdout", enabled=common.interactive() and not args.quiet) as progress:
         result = read_holdout(
-            release, reason=args.reason, outputs=Path(args.outputs) if args.outputs else None, outputs_shown=args.outputs,
-            command=args.command, version=args.run_version, on_wait=waiting, on_batch=progress, who=who, commit=commit,
+            release,
+            reason=args.reason,
+            outputs=Path(args.outputs) if args.outputs else None,
+            outputs_shown=args.outputs,
+            command=args.command,
+            version=args.run_version,
+            on_wait=waiting,
+            on_batch=progress,
+            who=who,
+            commit=commit,
         )
     _emit(console, list(read_lines(result)))
     if args.json:
@@ -165,7 +211,9 @@ def handle_repair(args: argparse.Namespace) -> int:
     _emit(common.console(), list(repair_lines(before, entry)))
     if args.json:
         data = {
-            "schema": REPAIR_SCHEMA, "log": before.shown, "repair": repair_json(entry),
+            "schema": REPAIR_SCHEMA,
+            "log": before.shown,
+            "repair": repair_json(entry),
             "acknowledged": [{"line": p.line, "message": p.message} for p in before.problems],
         }
         common.write_json(args.json, data)

@@ -13,7 +13,9 @@ EXAMPLES = ("model-validation",)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("init", help="copy a worked example", description="Copy a worked example into DIR (default: its name).")
+    parser = sub.add_parser(
+        "init", help="copy a worked example", description="Copy a worked example into DIR (default: its name)."
+    )
     parser.add_argument("--example", required=True, choices=EXAMPLES, help="which example")
     parser.add_argument("dir", nargs="?", help="where to copy it (must not exist or be empty)")
     parser.set_defaults(handler=handle)

@@ -14,14 +14,16 @@ PROGRESS_MIN_BYTES = 8 << 20  # a bar for scans long enough to watch
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "leakage", help="check the test set against the training data",
+        "leakage",
+        help="check the test set against the training data",
         description="Find test cases that appear in the training data after normalisation.",
     )
     common.add_config(parser)  # `oloproof leakage -c FILE check …` and `oloproof leakage check -c FILE …` both work
     actions = parser.add_subparsers(dest="leakage_command", metavar="ACTION")
     actions.required = True
     check = actions.add_parser(
-        "check", help="compare every test case with every training row (exact match after normalisation)",
+        "check",
+        help="compare every test case with every training row (exact match after normalisation)",
         description="Compare each case's input with every row of the training file, by exact match after strings are "
         "NFKC-normalised, case-folded, stripped of format characters and whitespace-collapsed "
         "(numbers rounded with --round). The training file is streamed and never stored, copied or printed. "
@@ -29,18 +31,48 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "2 for a bad file or option. Near-duplicates are not checked.",
     )
     # SUPPRESS: the action's parser must not overwrite a -c given before the action with its default.
-    check.add_argument("-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)")
-    check.add_argument("--training", required=True, metavar="FILE",
-                       help="training data: JSONL, CSV (.tsv: tab) or Parquet; gzip, bzip2 or xz compressed too")
-    check.add_argument("--format", choices=("jsonl", "csv", "parquet"), help="the training file's format, when its name does not tell")
-    check.add_argument("--field", dest="fields", action="extend", nargs="+", metavar="KEY",
-                       help="compare only these case keys (dotted paths reach into nested objects; repeatable); default: every input key")
-    check.add_argument("--round", dest="digits", type=int, metavar="N", help="round numbers to N decimals before comparing (0-15)")
-    check.add_argument("--skip-malformed", action="store_true",
-                       help="skip training rows that cannot be read, and count them (default: stop with file:line, exit 2)")
-    check.add_argument("--record", action="store_true",
-                       help="write the evidence record under .oloproof/evidence/leakage/ (what `leakage: required` looks for)")
-    check.add_argument("--jobs", type=int, metavar="N", help="worker processes for large uncompressed JSONL (default: the CPUs, up to 4)")
+    check.add_argument(
+        "-c", "--config", default=argparse.SUPPRESS, metavar="FILE", help="release.yaml to read (default: release.yaml)"
+    )
+    check.add_argument(
+        "--training",
+        required=True,
+        metavar="FILE",
+        help="training data: JSONL, CSV (.tsv: tab) or Parquet; gzip, bzip2 or xz compressed too",
+    )
+    check.add_argument(
+        "--format", choices=("jsonl", "csv", "parquet"), help="the training file's format, when its name does not tell"
+    )
+    check.add_argument(
+        "--field",
+        dest="fields",
+        action="extend",
+        nargs="+",
+        metavar="KEY",
+        help=(
+            "compare only these case keys (dotted paths reach into nested objects; repeatable); default: every input "
+            "key"
+        ),
+    )
+    check.add_argument(
+        "--round", dest="digits", type=int, metavar="N", help="round numbers to N decimals before comparing (0-15)"
+    )
+    check.add_argument(
+        "--skip-malformed",
+        action="store_true",
+        help="skip training rows that cannot be read, and count them (default: stop with file:line, exit 2)",
+    )
+    check.add_argument(
+        "--record",
+        action="store_true",
+        help="write the evidence record under .oloproof/evidence/leakage/ (what `leakage: required` looks for)",
+    )
+    check.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes for large uncompressed JSONL (default: the CPUs, up to 4)",
+    )
     common.add_json(check)
     common.add_quiet(check)
     check.set_defaults(handler=handle)
@@ -62,10 +94,19 @@ def handle(args: argparse.Namespace) -> int:
     release = common.load(args)
     testset = load_testset(release.resolve(release.testset_path), display=release.testset_path)  # as the gate loads it
     size = Path(args.training).stat().st_size if Path(args.training).is_file() else 0
-    with ScanProgress(enabled=common.interactive() and not args.quiet and size >= PROGRESS_MIN_BYTES, total=size) as progress:
+    with ScanProgress(
+        enabled=common.interactive() and not args.quiet and size >= PROGRESS_MIN_BYTES, total=size
+    ) as progress:
         result = run_check(
-            release, testset, args.training, fields=fields, digits=args.digits, skip_malformed=args.skip_malformed,
-            format=args.format, jobs=args.jobs, progress=progress,
+            release,
+            testset,
+            args.training,
+            fields=fields,
+            digits=args.digits,
+            skip_malformed=args.skip_malformed,
+            format=args.format,
+            jobs=args.jobs,
+            progress=progress,
         )
     console = common.console()
     lines = describe(result)
@@ -76,7 +117,9 @@ def handle(args: argparse.Namespace) -> int:
         path = write_record(release.base_dir, result)
         console.print(f"recorded: {path.relative_to(release.base_dir)} (commit it: the gate reads it)", markup=False)
     else:
-        console.print("not recorded (pass --record to write the evidence record the gate reads)", style="dim", markup=False)
+        console.print(
+            "not recorded (pass --record to write the evidence record the gate reads)", style="dim", markup=False
+        )
     if args.json:
         common.write_json(args.json, result.to_json())
     return int(ExitCode.PASS if result.clean else ExitCode.INSUFFICIENT_EVIDENCE)
@@ -96,12 +139,25 @@ class ScanProgress:
     def __enter__(self) -> ScanProgress | None:
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn  # lazy: start-up
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )  # lazy: start-up
 
         self._progress = Progress(
-            TextColumn("scanning"), BarColumn(bar_width=16), DownloadColumn(), TransferSpeedColumn(),
-            TextColumn("{task.fields[rows]:,} rows, {task.fields[rate]:,.0f}/s"), TimeRemainingColumn(),
-            console=common.console(stderr=True), transient=True, auto_refresh=False,  # no thread: the scan may fork workers
+            TextColumn("scanning"),
+            BarColumn(bar_width=16),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TextColumn("{task.fields[rows]:,} rows, {task.fields[rate]:,.0f}/s"),
+            TimeRemainingColumn(),
+            console=common.console(stderr=True),
+            transient=True,
+            auto_refresh=False,  # no thread: the scan may fork workers
         )
         self._progress.__enter__()
         self._task = self._progress.add_task("scan", total=self.total, rows=0, rate=0.0)

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "metamorphic", help="inspect, label and run the declared metamorphic transforms",
+        "metamorphic",
+        help="inspect, label and run the declared metamorphic transforms",
         description="Work with the transforms declared under metamorphic.transforms in release.yaml.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -35,13 +36,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.set_defaults(handler=handle_show)
 
     label = actions.add_parser(
-        "label", help="write an offline page to label whether a transform kept each case's meaning",
+        "label",
+        help="write an offline page to label whether a transform kept each case's meaning",
         description="Write one self-contained HTML file showing each changed case's original and transformed input "
         "side by side, with preserved / changed-meaning buttons (keys y, n), that exports the labels file (JSONL).",
     )
     label.add_argument("transform", metavar="TRANSFORM", help="name of an image or text transform")
     common.add_config(label)
-    label.add_argument("-o", "--output", metavar="FILE", help="where to write the page (default: <TRANSFORM>-labels.html)")
+    label.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write the page (default: <TRANSFORM>-labels.html)"
+    )
     label.set_defaults(handler=handle_label)
 
     cases = actions.add_parser("cases", help="write the transformed cases (id and inputs, never expected) as JSONL")
@@ -53,22 +57,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imported = actions.add_parser("import", help="record outputs on the transformed cases produced elsewhere")
     imported.add_argument("transform", metavar="TRANSFORM")
     common.add_config(imported)
-    imported.add_argument("--outputs", metavar="FILE", required=True, help="JSONL outputs, one {id, ...} per transformed case")
-    imported.add_argument("--version", dest="run_version", metavar="NAME", required=True, help="system version that produced them")
+    imported.add_argument(
+        "--outputs", metavar="FILE", required=True, help="JSONL outputs, one {id, ...} per transformed case"
+    )
+    imported.add_argument(
+        "--version", dest="run_version", metavar="NAME", required=True, help="system version that produced them"
+    )
     imported.set_defaults(handler=handle_import)
 
     stamp = actions.add_parser(
-        "stamp", help="bind hand-written labels to the transformed inputs as they are now (after a person judged them)",
-        description="A label counts only when it carries the digest of the original/transformed pair the person saw; the "
-        "labelling page writes it. For labels made another way, stamp writes the digest of each changed case's current "
-        "pair into its label (in place), listing every label it binds. Run it only after a person judged these pairs: "
+        "stamp",
+        help="bind hand-written labels to the transformed inputs as they are now (after a person judged them)",
+        description="A label counts only when it carries the digest of the original/transformed pair the person "
+        "saw; the labelling page writes it. For labels made another way, stamp writes the digest of each changed "
+        "case's current pair into its label (in place), listing every label it binds. "
+        "Run it only after a person judged these pairs: "
         "without --confirm it lists what it would bind and writes nothing.",
     )
     stamp.add_argument("transform", metavar="TRANSFORM", help="name of an image or text transform")
     common.add_config(stamp)
-    stamp.add_argument("--labels", metavar="FILE", help="labels file to stamp in place (default: the transform's declared labels: file)")
     stamp.add_argument(
-        "--confirm", action="store_true",
+        "--labels",
+        metavar="FILE",
+        help="labels file to stamp in place (default: the transform's declared labels: file)",
+    )
+    stamp.add_argument(
+        "--confirm",
+        action="store_true",
         help="state that a person judged every label to be stamped on the transformed input as it is now",
     )
     stamp.set_defaults(handler=handle_stamp)
@@ -87,7 +102,8 @@ def _validated(spec: TransformSpec, doing: str) -> None:
 
     if not spec.validated:
         raise UsageError(
-            f"'{spec.name}' is a {spec.kind} transform: declared, not validated — a person cannot judge whether it keeps "
+            f"'{spec.name}' is a {spec.kind} transform: declared, not validated — a person cannot judge whether it "
+            f"keeps "
             f"a row's meaning, so there is nothing to {doing} (image and text transforms can be labelled)"
         )
 
@@ -114,9 +130,7 @@ def handle_label(args: argparse.Namespace) -> int:
     if labels is not None:
         notes.append(f"{done} already labelled in {spec.labels}")
         if again:
-            notes.append(
-                f"{again} labelled without a digest or on a different change, shown again as needing a look"
-            )
+            notes.append(f"{again} labelled without a digest or on a different change, shown again as needing a look")
     elif spec.labels is not None:
         notes.append(f"{spec.labels} does not exist yet: save the exported file there")
     print(
@@ -160,7 +174,8 @@ def handle_stamp(args: argparse.Namespace) -> int:
     if not args.confirm:
         ids = ", ".join(list(todo)[:10]) + (", …" if len(todo) > 10 else "")
         raise UsageError(
-            f"stamping binds {len(todo)} label(s) in {shown} to the pairs transform '{spec.name}' makes now ({ids}): do it only "
+            f"stamping binds {len(todo)} label(s) in {shown} to the pairs transform '{spec.name}' makes now ({ids}): "
+            f"do it only "
             f"if a person judged each of these cases on its current transformed input (`oloproof metamorphic cases "
             f"{spec.name}` writes them), then run again with --confirm. Nothing was written"
         )
@@ -198,26 +213,42 @@ def handle_show(args: argparse.Namespace) -> int:
     for spec in release.metamorphic.transforms:
         variant = transformed_cases(release, testset, spec.name)
         status = labels_of(release, variant)
-        rows.append({
-            "name": spec.name, "kind": spec.kind, "family": spec.family, "field": spec.field,
-            "description": spec.transform.describe(), "applicable": len(variant.applicable),
-            "not_applicable": len(variant.not_applicable), "status": status.state,
-            "labels": status.to_json() if spec.validated else None, "transformed_digest": variant.testset.digest,
-        })
+        rows.append(
+            {
+                "name": spec.name,
+                "kind": spec.kind,
+                "family": spec.family,
+                "field": spec.field,
+                "description": spec.transform.describe(),
+                "applicable": len(variant.applicable),
+                "not_applicable": len(variant.not_applicable),
+                "status": status.state,
+                "labels": status.to_json() if spec.validated else None,
+                "transformed_digest": variant.testset.digest,
+            }
+        )
         extra = ""
         if spec.validated:
             extra = (
                 f"; labels: {len(status.preserved)} preserved, {len(status.changed_meaning)} changed meaning, "
                 f"{len(status.unlabelled)} unlabelled"
-                + "".join(f" ({len(ids)} {what})" for ids, what in ((status.stale, "stale"), (status.unbound, "without a digest")) if ids)
+                + "".join(
+                    f" ({len(ids)} {what})"
+                    for ids, what in ((status.stale, "stale"), (status.unbound, "without a digest"))
+                    if ids
+                )
             )
         from rich.text import Text  # lazy: start-up
 
-        console.print(Text.assemble(
-            (spec.name, "bold"),
-            f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
-            f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; {status.state}{extra}",
-        ), highlight=False)
+        console.print(
+            Text.assemble(
+                (spec.name, "bold"),
+                f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
+                f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; "
+                f"{status.state}{extra}",
+            ),
+            highlight=False,
+        )
         if status.file is not None and not status.file_exists:
             from oloproof.evaluators.metamorphic import missing_file_sentence  # lazy: start-up
 
@@ -245,11 +276,18 @@ def handle_import(args: argparse.Namespace) -> int:
 
     release, variant = _variant(args)
     record, _ = import_outputs(
-        release, variant.testset, RunStore(release.base_dir), Path(args.outputs), version=args.run_version, shown=args.outputs,
+        release,
+        variant.testset,
+        RunStore(release.base_dir),
+        Path(args.outputs),
+        version=args.run_version,
+        shown=args.outputs,
         kind=run_kind(variant.spec.name),
     )
-    print(f"run {record.run_id} ({run_kind(variant.spec.name)}, version {record.version}): {record.status}, "
-          f"{record.n_outputs}/{record.n_cases} outputs")
+    print(
+        f"run {record.run_id} ({run_kind(variant.spec.name)}, version {record.version}): {record.status}, "
+        f"{record.n_outputs}/{record.n_cases} outputs"
+    )
     for line in describe_problems(record):
         print(f"  {line}")
     return 0

@@ -10,16 +10,26 @@ from oloproof.cli import common
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "run", help="run the system on the test set and record the run",
+        "run",
+        help="run the system on the test set and record the run",
         description="Run the system command declared in release.yaml once per batch and record the run under "
         ".oloproof/runs/. With --outputs, import outputs produced elsewhere instead.",
     )
     common.add_config(parser)
-    parser.add_argument("--outputs", metavar="FILE", help="import these JSONL outputs (one {id, ...} per case) instead of running")
-    parser.add_argument("--version", dest="run_version", metavar="NAME",
-                        help="system version of imported outputs (required with --outputs) or of --command")
-    parser.add_argument("--command", metavar="CMD", help="run this command instead of system.command, as version NAME "
-                        "(e.g. one seed checkpoint); needs --version")
+    parser.add_argument(
+        "--outputs", metavar="FILE", help="import these JSONL outputs (one {id, ...} per case) instead of running"
+    )
+    parser.add_argument(
+        "--version",
+        dest="run_version",
+        metavar="NAME",
+        help="system version of imported outputs (required with --outputs) or of --command",
+    )
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="run this command instead of system.command, as version NAME (e.g. one seed checkpoint); needs --version",
+    )
     common.add_json(parser)
     common.add_quiet(parser)
     parser.set_defaults(handler=handle)
@@ -42,21 +52,33 @@ def handle(args: argparse.Namespace) -> int:
             raise UsageError("give --outputs or --command, not both")
         if not args.run_version:
             raise UsageError("--outputs needs --version NAME (the system version that produced them)")
-        record, _ = import_outputs(release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs)
+        record, _ = import_outputs(
+            release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs
+        )
     else:
         if args.command and not args.run_version:
             raise UsageError("--command needs --version NAME (the system version it runs)")
         if args.run_version and not args.command:
-            raise UsageError("--version names imported outputs (--outputs) or a --command; a run of system.command uses system.version")
+            raise UsageError(
+                "--version names imported outputs (--outputs) or a --command; a run of system.command uses "
+                "system.version"
+            )
         with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
-            record, _ = execute(release, testset, store, on_batch=progress, command=args.command, version=args.run_version)
+            record, _ = execute(
+                release, testset, store, on_batch=progress, command=args.command, version=args.run_version
+            )
     from rich.text import Text  # lazy: start-up
 
     style = {"ok": "green", "partial": "yellow", "failed": "red"}[record.status]
-    console.print(Text.assemble(
-        "run ", (record.run_id, "bold"), f" version {record.version} on dev set {testset.path} ({short_digest(testset.digest)}): ",
-        (record.status, style), f", {record.n_outputs}/{record.n_cases} outputs",
-    ))
+    console.print(
+        Text.assemble(
+            "run ",
+            (record.run_id, "bold"),
+            f" version {record.version} on dev set {testset.path} ({short_digest(testset.digest)}): ",
+            (record.status, style),
+            f", {record.n_outputs}/{record.n_cases} outputs",
+        )
+    )
     for problem in describe_problems(record):
         console.print(f"  {problem}")
     if args.json:

@@ -8,7 +8,9 @@ from oloproof.cli import common
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("runs", help="list recorded runs", description="List recorded runs (oldest first) with their latest~N refs.")
+    parser = sub.add_parser(
+        "runs", help="list recorded runs", description="List recorded runs (oldest first) with their latest~N refs."
+    )
     common.add_config(parser)
     parser.add_argument("ref", nargs="?", help="show only the run this ref names")
     common.add_json(parser)
@@ -35,8 +37,15 @@ def handle(args: argparse.Namespace) -> int:
     for record in records:
         back = back_of[record.run_id]
         ref = "latest" if back == 0 else f"latest~{back}"
-        table.add_row(ref, record.run_id, record.version, record.status, f"{record.n_outputs}/{record.n_cases}",
-                      short_digest(record.testset_digest), record.started_at[:19].replace("T", " "))
+        table.add_row(
+            ref,
+            record.run_id,
+            record.version,
+            record.status,
+            f"{record.n_outputs}/{record.n_cases}",
+            short_digest(record.testset_digest),
+            record.started_at[:19].replace("T", " "),
+        )
     console = common.console()
     if records:
         console.print(table)

@@ -10,7 +10,8 @@ from oloproof.cli import common
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "schema", help="print the JSON Schema of release.yaml or policy.yaml",
+        "schema",
+        help="print the JSON Schema of release.yaml or policy.yaml",
         description="Print the JSON Schema generated from the schema the parser uses (for editors).",
     )
     parser.add_argument("which", choices=("release", "policy"), help="which file's schema")
@@ -24,7 +25,11 @@ def json_schema(which: str) -> str:
     from oloproof.schema import to_json_schema  # lazy: start-up
 
     schema = to_json_schema(RELEASE if which == "release" else POLICY)
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"oloproof-{which}.schema.json", **schema}
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"oloproof-{which}.schema.json",
+        **schema,
+    }
     return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 

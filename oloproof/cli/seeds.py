@@ -10,15 +10,24 @@ from oloproof.cli import common
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "seeds", help="judge the training recipe across k seeds",
+        "seeds",
+        help="judge the training recipe across k seeds",
         description="Read the expected pass rate of the recipe across seeds, with an interval over cases and seeds "
         "(approximate: needs allow_approximate_methods: true). Exit codes as for `gate`.",
     )
-    parser.add_argument("seeds_file", nargs="?", metavar="SEEDS_FILE", help="seeds file (default: the seeds of release.yaml)")
+    parser.add_argument(
+        "seeds_file", nargs="?", metavar="SEEDS_FILE", help="seeds file (default: the seeds of release.yaml)"
+    )
     common.add_config(parser)
-    parser.add_argument("--policy", metavar="FILE", help="policy to read confidence, allow_approximate_methods and judges from "
-                        "(default: the policy of release.yaml); it must still hold at least one rule")
-    parser.add_argument("--html", metavar="FILE", help="write an offline page listing every case under every checkpoint")
+    parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="policy to read confidence, allow_approximate_methods and judges from "
+        "(default: the policy of release.yaml); it must still hold at least one rule",
+    )
+    parser.add_argument(
+        "--html", metavar="FILE", help="write an offline page listing every case under every checkpoint"
+    )
     common.add_json(parser)
     parser.set_defaults(handler=handle)
 
@@ -49,8 +58,14 @@ def handle(args: argparse.Namespace) -> int:
     policy = release.policy
     if args.policy:
         shown = display_path(Path(args.policy))
-        policy = build_policy(validate_text(read_text(Path(args.policy), shown), POLICY, path=shown,
-                                            empty_message="the policy file is empty; it needs at least one rule"))
+        policy = build_policy(
+            validate_text(
+                read_text(Path(args.policy), shown),
+                POLICY,
+                path=shown,
+                empty_message="the policy file is empty; it needs at least one rule",
+            )
+        )
     testset = load_dev_testset(release)
     result = decide_recipe(spec, release, policy, testset, RunStore(release.base_dir))
     console = common.console()
@@ -67,8 +82,15 @@ def handle(args: argparse.Namespace) -> int:
             value = result.recipe.seed_pass_rates[position]
             rate = "-" if value is None else f"{value:.1%}"
             missing = str(result.recipe.seed_missing[position])
-        table.add_row(cp.name, cp.ref, cp.run.run_id if cp.run else "-", cp.run.version if cp.run else "-",
-                      cp.run.status if cp.run else (cp.problem or "-"), rate, missing)
+        table.add_row(
+            cp.name,
+            cp.ref,
+            cp.run.run_id if cp.run else "-",
+            cp.run.version if cp.run else "-",
+            cp.run.status if cp.run else (cp.problem or "-"),
+            rate,
+            missing,
+        )
     console.print(table)
     rule = result.rule
     line = Text()

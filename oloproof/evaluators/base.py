@@ -45,11 +45,17 @@ class LabelStatus:
 
     def to_json(self, limit: int = 50) -> dict[str, object]:
         return {
-            "file": self.file, "preserved": len(self.preserved),
-            "changed_meaning": len(self.changed_meaning), "changed_meaning_ids": list(self.changed_meaning[:limit]),
-            "unlabelled": len(self.unlabelled), "unlabelled_ids": list(self.unlabelled[:limit]),
-            "stale": len(self.stale), "stale_ids": list(self.stale[:limit]),
-            "unbound": len(self.unbound), "unbound_ids": list(self.unbound[:limit]), "unused": self.unused,
+            "file": self.file,
+            "preserved": len(self.preserved),
+            "changed_meaning": len(self.changed_meaning),
+            "changed_meaning_ids": list(self.changed_meaning[:limit]),
+            "unlabelled": len(self.unlabelled),
+            "unlabelled_ids": list(self.unlabelled[:limit]),
+            "stale": len(self.stale),
+            "stale_ids": list(self.stale[:limit]),
+            "unbound": len(self.unbound),
+            "unbound_ids": list(self.unbound[:limit]),
+            "unused": self.unused,
             "file_exists": None if self.file is None else self.file_exists,
         }
 
@@ -152,11 +158,15 @@ class EvaluatorKind:
 
 
 def criterion_prop(default: str) -> Prop:
-    return Prop(Scalar("str", nonempty=True), default=default, doc=f"Name rules use to read this outcome (default {default}).")
+    return Prop(
+        Scalar("str", nonempty=True), default=default, doc=f"Name rules use to read this outcome (default {default})."
+    )
 
 
 FIELD = Prop(Scalar("str", nonempty=True), required=True, doc="Output key to read (and, by default, the expected key).")
-EXPECTED_FIELD = Prop(Scalar("str", nonempty=True), doc="Key of the case's expected object, when it differs from field.")
+EXPECTED_FIELD = Prop(
+    Scalar("str", nonempty=True), doc="Key of the case's expected object, when it differs from field."
+)
 
 
 def expected_value(ctx: EvalContext, case_index: int, key: str, *, where: Where) -> Any:

@@ -50,7 +50,6 @@ class Judge:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
-
         cases = ctx.testset.cases
         # Read the human labels first: a typo in them must not cost a full run of the judge.
         labels = self._labels(ctx)
@@ -91,8 +90,13 @@ class Judge:
             reasons.append("judge_untrusted")
             problems.append(f"{self.where}: {agreement['why']}")
         return CriterionOutcome(
-            criterion=self.criterion, kind="score" if fractional else "binary", values=values, notes=notes,
-            reasons=tuple(reasons), problems=tuple(problems), details={"judge": agreement},
+            criterion=self.criterion,
+            kind="score" if fractional else "binary",
+            values=values,
+            notes=notes,
+            reasons=tuple(reasons),
+            problems=tuple(problems),
+            details={"judge": agreement},
         )
 
     def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
@@ -106,7 +110,9 @@ class Judge:
             if case_id not in known:
                 raise DataError(self.labels, line, f"label for unknown case id '{case_id}' (not in {ctx.testset.path})")
             if case_id in labels:
-                raise DataError(self.labels, line, f"duplicate label for case '{case_id}' (first on line {labels[case_id][1]})")
+                raise DataError(
+                    self.labels, line, f"duplicate label for case '{case_id}' (first on line {labels[case_id][1]})"
+                )
             grade = parse_grade(obj.get("grade"))
             if grade is None:
                 raise DataError(self.labels, line, "'grade' must be true/false or a number in [0, 1]")
@@ -136,26 +142,38 @@ class Judge:
             human_pass.append(human)
         n = len(judge_pass)
         result: dict[str, Any] = {
-            "labels_file": self.labels, "n_labels": len(labels), "n_compared": n,
-            "min_labels": policy.min_labels, "min_agreement": policy.min_agreement, "ungraded_labelled": ungraded,
+            "labels_file": self.labels,
+            "n_labels": len(labels),
+            "n_compared": n,
+            "min_labels": policy.min_labels,
+            "min_agreement": policy.min_agreement,
+            "ungraded_labelled": ungraded,
         }
         if n == 0:
-            result.update(trusted=False, why="no labelled case was graded by the judge, so its agreement with people is unknown")
+            result.update(
+                trusted=False, why="no labelled case was graded by the judge, so its agreement with people is unknown"
+            )
             return result
         measured = judge_agreement(judge_pass, human_pass, confidence=ctx.policy.confidence)
         result.update(
-            agreement=measured.agreement.estimate, agreement_low=measured.agreement.low,
-            agreement_high=measured.agreement.high, kappa=measured.kappa,
+            agreement=measured.agreement.estimate,
+            agreement_low=measured.agreement.low,
+            agreement_high=measured.agreement.high,
+            kappa=measured.kappa,
             # No kappa interval when kappa is undefined (judge and people used one same grade throughout).
             kappa_low=measured.kappa_interval.low if measured.kappa_interval is not None else None,
             kappa_high=measured.kappa_interval.high if measured.kappa_interval is not None else None,
         )
         if n < policy.min_labels:
-            why = f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} before a judge can be trusted"
+            why = (
+                f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} "
+                "before a judge can be trusted"
+            )
             result.update(trusted=False, why=why)
         elif measured.agreement.low < policy.min_agreement:
             why = (
-                f"judge agrees with people on {measured.agreement.estimate:.1%} of {n} labelled cases, but the lower bound "
+                f"judge agrees with people on {measured.agreement.estimate:.1%} of {n} labelled cases, but the lower "
+                f"bound "
                 f"{measured.agreement.low:.1%} is below min_agreement {policy.min_agreement:.0%}"
             )
             result.update(trusted=False, why=why)
@@ -173,9 +191,13 @@ def _build(values: dict[str, Any], where: Where) -> Judge:
         except ValueError as exc:
             raise SpecError("command", f"cannot split the command: {exc}") from None
     return Judge(
-        command=command if isinstance(command, str) else tuple(command), labels=values["labels"],
-        criterion=values["criterion"], timeout_s=float(values["timeout_s"]), batch_size=int(values["batch_size"]),
-        pass_threshold=float(values["pass_threshold"]), where=where,
+        command=command if isinstance(command, str) else tuple(command),
+        labels=values["labels"],
+        criterion=values["criterion"],
+        timeout_s=float(values["timeout_s"]),
+        batch_size=int(values["batch_size"]),
+        pass_threshold=float(values["pass_threshold"]),
+        where=where,
     )
 
 
@@ -184,15 +206,21 @@ KIND = EvaluatorKind(
     schema=Obj(
         {
             "command": Prop(
-                AnyOf((Scalar("str", nonempty=True), Seq(Scalar("str"), min_items=1))), required=True,
+                AnyOf((Scalar("str", nonempty=True), Seq(Scalar("str"), min_items=1))),
+                required=True,
                 doc="Grading command (split like a shell would, but never run through one).",
             ),
-            "labels": Prop(Scalar("str", nonempty=True), required=True, doc="JSONL of human grades: {id, grade} per line."),
+            "labels": Prop(
+                Scalar("str", nonempty=True), required=True, doc="JSONL of human grades: {id, grade} per line."
+            ),
             "criterion": criterion_prop("judge_pass"),
-            "timeout_s": Prop(Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."),
+            "timeout_s": Prop(
+                Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."
+            ),
             "batch_size": Prop(Scalar("int", minimum=1), default=100, doc="Cases per judge call."),
             "pass_threshold": Prop(
-                Scalar("number", minimum=0.0, maximum=1.0), default=0.5,
+                Scalar("number", minimum=0.0, maximum=1.0),
+                default=0.5,
                 doc="Grade at or above which a case counts as a pass for agreement.",
             ),
         },

@@ -71,8 +71,10 @@ _MISSING = object()
 
 def _build(values: dict[str, Any], where: Where) -> LabelMatch:
     return LabelMatch(
-        field=values["field"], expected_field=values["expected_field"] or values["field"],
-        criterion=values["criterion"], where=where,
+        field=values["field"],
+        expected_field=values["expected_field"] or values["field"],
+        criterion=values["criterion"],
+        where=where,
     )
 
 

@@ -64,10 +64,10 @@ class MetamorphicRelation:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
-
         if ctx.variants is None:
             raise UsageError(
-                f"criterion '{self.criterion}' compares outputs on original and transformed cases; only `oloproof gate` "
+                f"criterion '{self.criterion}' compares outputs on original and transformed cases; only `oloproof "
+                f"gate` "
                 "reads it (not holdout reads or the seeds check)"
             )
         variant = ctx.variants(self.transform)
@@ -96,8 +96,13 @@ class MetamorphicRelation:
         if variant.run is not None and variant.run.failure is not None:
             reasons.append("run_failed")
         return CriterionOutcome(
-            criterion=self.criterion, kind="binary", values=values, notes=notes, reasons=tuple(reasons),
-            problems=tuple(self._problems(variant)), details={"metamorphic": self._details(variant, values, flipped_ids)},
+            criterion=self.criterion,
+            kind="binary",
+            values=values,
+            notes=notes,
+            reasons=tuple(reasons),
+            problems=tuple(self._problems(variant)),
+            details={"metamorphic": self._details(variant, values, flipped_ids)},
             case_ids=ids,
         )
 
@@ -110,18 +115,34 @@ class MetamorphicRelation:
         why = Counter(variant.not_applicable.values())
         run = variant.run
         return {
-            "transform": variant.name, "kind": variant.kind, "family": variant.family, "input_field": variant.input_field,
-            "description": variant.description, "params": dict(variant.params),
-            "relation": self.relation, "output_field": self.field, "passes_when": self.passes_when, "tolerance": self.tolerance,
+            "transform": variant.name,
+            "kind": variant.kind,
+            "family": variant.family,
+            "input_field": variant.input_field,
+            "description": variant.description,
+            "params": dict(variant.params),
+            "relation": self.relation,
+            "output_field": self.field,
+            "passes_when": self.passes_when,
+            "tolerance": self.tolerance,
             "status": variant.labels.state,
-            "flip_rate": flips / answered if answered else None, "flips": flips, "answered": answered, "missing": missing,
-            "applicable": len(values), "not_applicable": len(variant.not_applicable),
+            "flip_rate": flips / answered if answered else None,
+            "flips": flips,
+            "answered": answered,
+            "missing": missing,
+            "applicable": len(values),
+            "not_applicable": len(variant.not_applicable),
             "not_applicable_ids": list(variant.not_applicable)[:LIST_LIMIT],
             "not_applicable_reasons": dict(why.most_common()),
             "flipped_ids": flipped_ids[:LIST_LIMIT],
             "labels": variant.labels.to_json(LIST_LIMIT) if variant.validated else None,
-            "run": None if run is None else {
-                "run_id": run.run_id, "reused": variant.reused, "status": run.status, "testset_digest": run.testset_digest,
+            "run": None
+            if run is None
+            else {
+                "run_id": run.run_id,
+                "reused": variant.reused,
+                "status": run.status,
+                "testset_digest": run.testset_digest,
             },
         }
 
@@ -132,7 +153,9 @@ class MetamorphicRelation:
         if not variant.applicable:
             top = Counter(variant.not_applicable.values()).most_common(1)
             why = f"; most often: {top[0][0]}" if top else ""
-            problems.append(f"{name}: the transform changed none of the {variant.n_cases} cases{why}, so there is no rate to judge.")
+            problems.append(
+                f"{name}: the transform changed none of the {variant.n_cases} cases{why}, so there is no rate to judge."
+            )
         if labels.state == "declared":
             problems.append(
                 f"{name} is a declared transform: nobody can confirm it keeps each case's meaning, so its flip rate is "
@@ -141,8 +164,10 @@ class MetamorphicRelation:
         if labels.changed_meaning:
             shown = ", ".join(labels.changed_meaning[:10]) + (", …" if len(labels.changed_meaning) > 10 else "")
             problems.append(
-                f"{name}: people labelled {len(labels.changed_meaning)} changed case(s) as changing meaning ({shown}), so the rate "
-                "does not measure robustness and the rule does not decide: declare a milder change (transform_changes_meaning)."
+                f"{name}: people labelled {len(labels.changed_meaning)} changed case(s) as changing meaning "
+                f"({shown}), so the rate "
+                "does not measure robustness and the rule does not decide: declare a milder change "
+                "(transform_changes_meaning)."
             )
         if labels.unlabelled:
             count = f"{name}: {len(labels.unlabelled)} of {len(variant.applicable)} changed case(s) have no human label"
@@ -154,12 +179,19 @@ class MetamorphicRelation:
                 why += f", {len(labels.stale)} of them labelled on a different change (stale)"
             if labels.unbound:
                 why += (
-                    f", {len(labels.unbound)} of them labelled without a digest (not bound to what the person saw; if a "
-                    f"person judged the current pairs, `oloproof metamorphic stamp {variant.name} --confirm` binds them)"
+                    f", {len(labels.unbound)} of them labelled without a digest (not bound to what the person saw; if "
+                    f"a "
+                    f"person judged the current pairs, `oloproof metamorphic stamp {variant.name} --confirm` binds "
+                    f"them)"
                 )
-            where = f"add them to {labels.file}" if labels.file else f"declare the exported file as labels: of transform '{variant.name}'"
+            where = (
+                f"add them to {labels.file}"
+                if labels.file
+                else f"declare the exported file as labels: of transform '{variant.name}'"
+            )
             problems.append(
-                f"{count}{why}: label them with `oloproof metamorphic label {variant.name}` and {where} (transform_unlabelled)."
+                f"{count}{why}: label them with `oloproof metamorphic label {variant.name}` and {where} "
+                f"(transform_unlabelled)."
             )
         return problems
 
@@ -167,7 +199,8 @@ class MetamorphicRelation:
 def missing_file_sentence(file: str, transform: str) -> str:
     """What to do when the declared labels file does not exist yet."""
     return (
-        f"{file} does not exist yet: make it with `oloproof metamorphic label {transform}` (a page to label each changed "
+        f"{file} does not exist yet: make it with `oloproof metamorphic label {transform}` (a page to label each "
+        f"changed "
         f"case in a browser) and save the exported file as {file}"
     )
 
@@ -175,14 +208,20 @@ def missing_file_sentence(file: str, transform: str) -> str:
 def _build(values: dict[str, Any], where: Where) -> MetamorphicRelation:
     relation, tolerance = values["relation"], values["tolerance"]
     if relation == "same_score_within" and tolerance is None:
-        raise SpecError("tolerance", "same_score_within needs a tolerance: the largest change of the score that is not a flip")
+        raise SpecError(
+            "tolerance", "same_score_within needs a tolerance: the largest change of the score that is not a flip"
+        )
     if relation == "same_label" and tolerance is not None:
         raise SpecError("tolerance", "tolerance applies to relation same_score_within only")
     prefix = "flips_under_" if values["passes_when"] == "flipped" else "stable_under_"
     return MetamorphicRelation(
-        relation=relation, transform=values["transform"], field=values["field"], passes_when=values["passes_when"],
+        relation=relation,
+        transform=values["transform"],
+        field=values["field"],
+        passes_when=values["passes_when"],
         tolerance=None if tolerance is None else float(tolerance),
-        criterion=values["criterion"] or prefix + values["transform"], where=where,
+        criterion=values["criterion"] or prefix + values["transform"],
+        where=where,
     )
 
 
@@ -191,20 +230,36 @@ KIND = EvaluatorKind(
     schema=Obj(
         {
             "relation": Prop(
-                Scalar("str", enum=("same_label", "same_score_within")), required=True,
-                doc="same_label: the output field is unchanged; same_score_within: a numeric output moves by at most tolerance.",
+                Scalar("str", enum=("same_label", "same_score_within")),
+                required=True,
+                doc=(
+                    "same_label: the output field is unchanged; same_score_within: a numeric output moves by at most "
+                    "tolerance."
+                ),
             ),
-            "transform": Prop(Scalar("str", nonempty=True), required=True, doc="Name of a transform under metamorphic.transforms."),
-            "field": Prop(Scalar("str", nonempty=True), required=True, doc="Output key compared between original and transformed case."),
+            "transform": Prop(
+                Scalar("str", nonempty=True), required=True, doc="Name of a transform under metamorphic.transforms."
+            ),
+            "field": Prop(
+                Scalar("str", nonempty=True),
+                required=True,
+                doc="Output key compared between original and transformed case.",
+            ),
             "passes_when": Prop(
-                Scalar("str", enum=("flipped", "unchanged")), default="flipped",
+                Scalar("str", enum=("flipped", "unchanged")),
+                default="flipped",
                 doc="flipped: the criterion is the flip rate (flips_under_<transform>, for a max rule); "
                 "unchanged: the stable rate (stable_under_<transform>, for a min rule).",
             ),
-            "tolerance": Prop(Scalar("number", minimum=0.0), doc="same_score_within: the largest change that is not a flip."),
+            "tolerance": Prop(
+                Scalar("number", minimum=0.0), doc="same_score_within: the largest change that is not a flip."
+            ),
             "criterion": Prop(
                 Scalar("str", nonempty=True),
-                doc="Name rules use (default flips_under_<transform>, or stable_under_<transform> with passes_when: unchanged).",
+                doc=(
+                    "Name rules use (default flips_under_<transform>, or stable_under_<transform> with passes_when: "
+                    "unchanged)."
+                ),
             ),
         },
         doc="Compare outputs on each case and its transformed copy (metamorphic check).",
@@ -221,14 +276,22 @@ def rule_note(outcome: CriterionOutcome) -> str:
     name, labels = info["transform"], info.get("labels") or {}
     notes: list[str] = []
     if "transform_declared" in outcome.reasons:
-        notes.append(f"'{name}' is a declared {info['kind']} transform: its rate is reported, but nobody can confirm it keeps meaning.")
+        notes.append(
+            f"'{name}' is a declared {info['kind']} transform: its rate is reported, but nobody can confirm it keeps "
+            f"meaning."
+        )
     if "transform_changes_meaning" in outcome.reasons:
         count = labels.get("changed_meaning", 0)
         ids = ", ".join(labels.get("changed_meaning_ids", [])[:5]) + (", …" if count > 5 else "")
         notes.append(f"People labelled {count} changed case(s) as changing meaning ({ids}).")
     if "transform_unlabelled" in outcome.reasons:
         if labels.get("file_exists") is False:
-            notes.append(f"{labels.get('unlabelled')} changed case(s) have no human label: {missing_file_sentence(labels['file'], name)}.")
+            notes.append(
+                f"{labels.get('unlabelled')} changed case(s) have no human label: "
+                f"{missing_file_sentence(labels['file'], name)}."
+            )
         else:
-            notes.append(f"{labels.get('unlabelled')} changed case(s) have no human label: `oloproof metamorphic label {name}`.")
+            notes.append(
+                f"{labels.get('unlabelled')} changed case(s) have no human label: `oloproof metamorphic label {name}`."
+            )
     return " ".join(notes)

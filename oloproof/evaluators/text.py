@@ -46,7 +46,6 @@ class TextMatch:
         import numpy as np  # lazy: start-up
         import regex  # lazy: start-up
 
-
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}
@@ -63,7 +62,11 @@ class TextMatch:
                 assert self.expected_field is not None
                 wanted = expected_value(ctx, index, self.expected_field, where=self.where)
                 if not isinstance(wanted, str):
-                    raise DataError(ctx.testset.path, case.line, f"case '{case.id}': expected '{self.expected_field}' must be a string")
+                    raise DataError(
+                        ctx.testset.path,
+                        case.line,
+                        f"case '{case.id}': expected '{self.expected_field}' must be a string",
+                    )
                 matcher = compiled.get(wanted)
                 if matcher is None:
                     try:
@@ -111,7 +114,12 @@ class TextMatch:
                 "simplify the pattern (nested quantifiers such as (a+)+ backtrack catastrophically)"
             )
         return CriterionOutcome(
-            criterion=self.criterion, kind="binary", values=values, notes=notes, reasons=reasons, problems=tuple(problems)
+            criterion=self.criterion,
+            kind="binary",
+            values=values,
+            notes=notes,
+            reasons=reasons,
+            problems=tuple(problems),
         )
 
     def _compile(self, pattern: str, flags: int) -> Any:
@@ -134,9 +142,15 @@ def _builder(kind: str) -> Any:
         if (fixed is None) == (values["expected_field"] is None):
             raise SpecError(value_key, f"give exactly one of '{value_key}' (fixed) or 'expected_field' (per case)")
         evaluator = TextMatch(
-            type=kind, field=values["field"], pattern=fixed, expected_field=values["expected_field"],
-            ignore_case=values["ignore_case"], passes_when_found=values["passes_when"] in ("match", "found"),
-            criterion=values["criterion"], timeout_s=values["timeout_ms"] / 1000.0, budget_s=float(values["budget_s"]),
+            type=kind,
+            field=values["field"],
+            pattern=fixed,
+            expected_field=values["expected_field"],
+            ignore_case=values["ignore_case"],
+            passes_when_found=values["passes_when"] in ("match", "found"),
+            criterion=values["criterion"],
+            timeout_s=values["timeout_ms"] / 1000.0,
+            budget_s=float(values["budget_s"]),
             where=where,
         )
         if fixed is not None:
@@ -156,15 +170,24 @@ def _common(value_key: str, value_doc: str, passes: tuple[str, str], criterion: 
         "ignore_case": Prop(Scalar("bool"), default=False, doc="Match case-insensitively."),
         "passes_when": Prop(Scalar("str", enum=passes), default=passes[0], doc="Which outcome counts as a pass."),
         "criterion": criterion_prop(criterion),
-        "timeout_ms": Prop(Scalar("number", exclusive_minimum=0.0, maximum=10000.0), default=100.0, doc="Time allowed for one match."),
-        "budget_s": Prop(Scalar("number", exclusive_minimum=0.0), default=10.0, doc="Total time allowed for this evaluator."),
+        "timeout_ms": Prop(
+            Scalar("number", exclusive_minimum=0.0, maximum=10000.0), default=100.0, doc="Time allowed for one match."
+        ),
+        "budget_s": Prop(
+            Scalar("number", exclusive_minimum=0.0), default=10.0, doc="Total time allowed for this evaluator."
+        ),
     }
 
 
 REGEX = EvaluatorKind(
     name="regex",
     schema=Obj(
-        _common("pattern", "Regular expression (Python `regex` syntax) searched in the output.", ("match", "no_match"), "matches"),
+        _common(
+            "pattern",
+            "Regular expression (Python `regex` syntax) searched in the output.",
+            ("match", "no_match"),
+            "matches",
+        ),
         doc="Pass when the pattern is (or is not) found in a text output; runs under a time budget.",
     ),
     build=_builder("regex"),

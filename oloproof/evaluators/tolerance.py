@@ -47,7 +47,6 @@ class WithinTolerance:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
-
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}
@@ -55,7 +54,11 @@ class WithinTolerance:
         for index, case in enumerate(cases):
             expected = _number(expected_value(ctx, index, self.expected_field, where=self.where))
             if expected is None:
-                raise DataError(ctx.testset.path, case.line, f"case '{case.id}': expected '{self.expected_field}' must be a finite number")
+                raise DataError(
+                    ctx.testset.path,
+                    case.line,
+                    f"case '{case.id}': expected '{self.expected_field}' must be a finite number",
+                )
             output = ctx.outputs.get(case.id)
             if output is None:
                 values[index] = np.nan
@@ -71,8 +74,11 @@ class WithinTolerance:
 
 def _build(values: dict[str, Any], where: Where) -> WithinTolerance:
     return WithinTolerance(
-        field=values["field"], expected_field=values["expected_field"] or values["field"],
-        tolerance=float(values["tolerance"]), criterion=values["criterion"], where=where,
+        field=values["field"],
+        expected_field=values["expected_field"] or values["field"],
+        tolerance=float(values["tolerance"]),
+        criterion=values["criterion"],
+        where=where,
     )
 
 
@@ -80,8 +86,11 @@ KIND = EvaluatorKind(
     name="within_tolerance",
     schema=Obj(
         {
-            "field": FIELD, "expected_field": EXPECTED_FIELD,
-            "tolerance": Prop(Scalar("number", minimum=0.0), required=True, doc="Largest |output - expected| that passes."),
+            "field": FIELD,
+            "expected_field": EXPECTED_FIELD,
+            "tolerance": Prop(
+                Scalar("number", minimum=0.0), required=True, doc="Largest |output - expected| that passes."
+            ),
             "criterion": criterion_prop("within_tolerance"),
         },
         doc="Pass when a numeric output lies within tolerance of the expected value (regression).",

@@ -35,7 +35,11 @@ class BudgetStatus:
 
     def text(self, *, hint: bool = True) -> str:
         if self.declared is None:
-            hint_text = f" (suggested: {self.suggestion.reads}; see `oloproof holdout status`)" if self.suggestion and hint else ""
+            hint_text = (
+                f" (suggested: {self.suggestion.reads}; see `oloproof holdout status`)"
+                if self.suggestion and hint
+                else ""
+            )
             return f"{self.used} read(s) so far; no budget declared{hint_text}"
         over = f" ({self.used - self.declared} over budget)" if self.used > self.declared else ""
         return f"{self.used} of {self.declared} reads used, {self.left} left{over}"
@@ -43,11 +47,23 @@ class BudgetStatus:
     def to_json(self) -> dict[str, Any]:
         suggestion = self.suggestion
         return {
-            "declared": self.declared, "used": self.used, "left": self.left, "spent": self.spent,
-            "suggested": None if suggestion is None else {
-                "reads": suggestion.reads, "n": suggestion.n, "delta": suggestion.delta, "delta_source": suggestion.delta_source,
-                "psi": suggestion.psi, "alpha": suggestion.alpha, "cap": suggestion.cap, "capped": suggestion.capped,
-                "formula": suggestion.formula, "explanation": suggestion.explanation(),
+            "declared": self.declared,
+            "used": self.used,
+            "left": self.left,
+            "spent": self.spent,
+            "suggested": None
+            if suggestion is None
+            else {
+                "reads": suggestion.reads,
+                "n": suggestion.n,
+                "delta": suggestion.delta,
+                "delta_source": suggestion.delta_source,
+                "psi": suggestion.psi,
+                "alpha": suggestion.alpha,
+                "cap": suggestion.cap,
+                "capped": suggestion.capped,
+                "formula": suggestion.formula,
+                "explanation": suggestion.explanation(),
             },
         }
 
@@ -73,7 +89,7 @@ def budget_in_force(spec: HoldoutSpec, state: LogState) -> tuple[int | None, str
     return logged, (
         f"holdout.budget is {change} in release.yaml, but the budget in force is {logged} (recorded in {state.shown}). "
         f"Raising a budget spends independence this set may no longer have, so it must be logged: "
-        f"`oloproof holdout budget {_words(declared)} --reason \"...\"`, or restore holdout.budget"
+        f'`oloproof holdout budget {_words(declared)} --reason "..."`, or restore holdout.budget'
     )
 
 
@@ -96,7 +112,13 @@ def reads_used(state: LogState, foreign: Iterable[OutcomeRecord] = ()) -> int:
 
 
 def budget_status(
-    spec: HoldoutSpec, state: LogState, *, n: int | None, confidence: float, delta: float | None = None, psi: float = DEFAULT_PSI,
+    spec: HoldoutSpec,
+    state: LogState,
+    *,
+    n: int | None,
+    confidence: float,
+    delta: float | None = None,
+    psi: float = DEFAULT_PSI,
     foreign: Iterable[OutcomeRecord] = (),
 ) -> BudgetStatus:
     """``declared`` is the budget in force (see :func:`budget_in_force`)."""
@@ -109,21 +131,25 @@ def budget_status(
     return BudgetStatus(declared=budget, used=reads_used(state, foreign), suggestion=suggestion)
 
 
-def refusal(spec: HoldoutSpec, state: LogState, foreign: tuple[OutcomeRecord, ...] = ()) -> tuple[tuple[str, ...], str] | None:
+def refusal(
+    spec: HoldoutSpec, state: LogState, foreign: tuple[OutcomeRecord, ...] = ()
+) -> tuple[tuple[str, ...], str] | None:
     """Why a read must not happen now (reason codes and a sentence), or None."""
     reasons: list[str] = []
     sentences: list[str] = []
     if not state.intact:
         reasons.append("holdout_log_tampered")
         sentences.append(
-            f"{state.shown} fails its hash-chain check ({len(state.problems)} problem(s); see `oloproof holdout status`). "
-            "Restore it from git history, or acknowledge the damage with `oloproof holdout repair --reason \"...\"`"
+            f"{state.shown} fails its hash-chain check ({len(state.problems)} problem(s); see `oloproof holdout "
+            f"status`). "
+            'Restore it from git history, or acknowledge the damage with `oloproof holdout repair --reason "..."`'
         )
     if foreign:
         logs = sorted({record.log for record in foreign})
         reasons.append("holdout_log_moved")
         sentences.append(
-            f"{len(foreign)} read(s) of this holdout set are recorded under another log ({', '.join(map(printable, logs))}; "
+            f"{len(foreign)} read(s) of this holdout set are recorded under another log "
+            f"({', '.join(map(printable, logs))}; "
             f"outcome records in .oloproof/holdout/), not {state.shown}. Moving or renaming the log does not reset the "
             "budget: point holdout.log back at that log; a fresh budget needs a fresh holdout set"
         )
@@ -136,7 +162,8 @@ def refusal(spec: HoldoutSpec, state: LogState, foreign: tuple[OutcomeRecord, ..
         reasons.append("holdout_budget_spent")
         sentences.append(
             f"the holdout's read budget is spent: {used} of {budget} reads used ({state.shown}). "
-            "A fresh read needs a fresh holdout set; raising the budget (`oloproof holdout budget`) spends independence "
+            "A fresh read needs a fresh holdout set; raising the budget (`oloproof holdout budget`) spends "
+            "independence "
             "this set may no longer have"
         )
     if not reasons:

@@ -34,8 +34,11 @@ class HoldoutUnavailable(ConfigError):
 def holdout_spec(release: Release) -> HoldoutSpec:
     if release.holdout is None:
         raise ConfigError(
-            release.path, None, "holdout",
-            "no holdout declared; add `holdout: {cases: evals/holdout/cases.jsonl, budget: 20, log: evals/holdout/READS.log}`",
+            release.path,
+            None,
+            "holdout",
+            "no holdout declared; add `holdout: {cases: evals/holdout/cases.jsonl, budget: 20, log: "
+            "evals/holdout/READS.log}`",
         )
     return release.holdout
 
@@ -54,14 +57,18 @@ def cases_path(release: Release, environ: Mapping[str, str] | None = None) -> Pa
         found = env.get(name, "")
         if not found:
             raise HoldoutUnavailable(
-                release.path, line, "holdout.cases",
+                release.path,
+                line,
+                "holdout.cases",
                 f"environment variable {name} is not set (holdout.cases is '{spec.cases}'); "
                 f"set {name} to the path of the holdout file",
             )
         return found
 
     if "$" in _VARIABLE.sub("", spec.cases):
-        raise ConfigError(release.path, line, "holdout.cases", f"'{spec.cases}': write environment variables as ${{NAME}}")
+        raise ConfigError(
+            release.path, line, "holdout.cases", f"'{spec.cases}': write environment variables as ${{NAME}}"
+        )
     return release.resolve(_VARIABLE.sub(expand, spec.cases))
 
 
@@ -91,13 +98,17 @@ def load_holdout(release: Release, environ: Mapping[str, str] | None = None) -> 
     path = cases_path(release, environ)
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "not found"
-        raise HoldoutUnavailable(release.path, release.document.line("holdout.cases"), "holdout.cases", f"holdout set {what}: {path}")
+        raise HoldoutUnavailable(
+            release.path, release.document.line("holdout.cases"), "holdout.cases", f"holdout set {what}: {path}"
+        )
     return withheld(spec.cases, lambda: load_testset(path, display=spec.cases, kind="holdout set"))
 
 
 def open_log(release: Release) -> ReadsLog:
     spec = holdout_spec(release)
-    return ReadsLog(release.resolve(spec.log), shown=spec.log, witnesses=lambda: witnesses(release.base_dir, log=spec.log))
+    return ReadsLog(
+        release.resolve(spec.log), shown=spec.log, witnesses=lambda: witnesses(release.base_dir, log=spec.log)
+    )
 
 
 def holdout_digests(release: Release, environ: Mapping[str, str] | None = None) -> tuple[Path | None, set[str]]:
@@ -134,9 +145,13 @@ def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | N
     same_path = path is not None and holdout_path is not None and path.resolve() == holdout_path
     if not same_path and testset.digest not in digests:
         return
-    why = "is the holdout file (holdout.cases)" if same_path else f"has the digest of the holdout set ({short(testset.digest)})"
+    why = (
+        "is the holdout file (holdout.cases)"
+        if same_path
+        else f"has the digest of the holdout set ({short(testset.digest)})"
+    )
     raise UsageError(
         f"the dev test set {testset.path} {why}: scoring it as a dev set would read the holdout without a reason or a "
         "budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; read the holdout only "
-        "with `oloproof holdout run --reason \"...\"`"
+        'with `oloproof holdout run --reason "..."`'
     )

@@ -25,10 +25,18 @@ class HoldoutCheck(GateCheck):
         try:
             state = open_log(release).state()
         except (OloproofError, OSError) as exc:
-            return CheckReport(name=self.name, title="holdout", status=f"log {spec.log} unreadable: {exc}", source=release.path, line=spec.line)
+            return CheckReport(
+                name=self.name,
+                title="holdout",
+                status=f"log {spec.log} unreadable: {exc}",
+                source=release.path,
+                line=spec.line,
+            )
         last = state.reads[-1] if state.reads else None
         foreign = foreign_records(release, state)
-        budget = budget_status(spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, foreign=foreign)
+        budget = budget_status(
+            spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, foreign=foreign
+        )
         reasons: tuple[str, ...] = ()
         sentence = ""
         why = refusal(spec, state, foreign)
@@ -38,15 +46,25 @@ class HoldoutCheck(GateCheck):
         lines: list[str] = []
         if last is not None:
             lines.append(
-                f"last read {last.seq} ({last.when}, version {printable(last.fields.version)}): holdout score {entry_score(last)} "
+                f"last read {last.seq} ({last.when}, version {printable(last.fields.version)}): holdout score "
+                f"{entry_score(last)} "
                 f"on holdout set {short(last.fields.set_digest)}"
             )
         lines.extend(str(problem) for problem in state.problems[:5])
         return CheckReport(
-            name=self.name, title="holdout", status=f"{budget.text()}; {log_words} ({spec.log})", reasons=reasons,
-            sentence=sentence, lines=tuple(lines), source=release.path, line=spec.line,
+            name=self.name,
+            title="holdout",
+            status=f"{budget.text()}; {log_words} ({spec.log})",
+            reasons=reasons,
+            sentence=sentence,
+            lines=tuple(lines),
+            source=release.path,
+            line=spec.line,
             data={
-                "log": spec.log, "intact": state.intact, "problems": [str(p) for p in state.problems],
-                "budget": budget.to_json(), "last_read": None if last is None else entry_json(last),
+                "log": spec.log,
+                "intact": state.intact,
+                "problems": [str(p) for p in state.problems],
+                "budget": budget.to_json(),
+                "last_read": None if last is None else entry_json(last),
             },
         )

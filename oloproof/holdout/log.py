@@ -29,10 +29,11 @@ complete line of that shape without a hash is the same interrupted read, kept.
 A ``budget`` entry (``oloproof holdout budget N --reason``) records a change of the budget in force,
 chained like a read; the budget in force is the one of the latest read or budget entry.
 
-This module is pure (text in, verified state out); the file, its lock and appends live in
-``oloproof.holdout.logfile``. A broken log is never rewritten. ``repair`` appends a ``repair`` entry that commits to the exact
-bytes before it (its ``prev`` is their SHA-256), records who acknowledged what and why, and how
-many reads the log had used; breaks before a valid repair are history, breaks after it are not.
+This module is pure (text in, rendered entries out; parsing and verifying are ``verify``); the
+file, its lock and appends live in ``oloproof.holdout.logfile``. A broken log is never rewritten.
+``repair`` appends a ``repair`` entry that commits to the exact bytes before it (its ``prev`` is
+their SHA-256), records who acknowledged what and why, and how many reads the log had used;
+breaks before a valid repair are history, breaks after it are not.
 """
 
 from __future__ import annotations
@@ -262,11 +263,20 @@ def render_read(seq: int, when: str, fields: ReadFields, prev: str) -> str:
     _check_fields(fields)
     body = " | ".join(
         (
-            f"read {seq}", when, f"who={value(fields.who)}", f"commit={value(fields.commit)}",
-            f"version={value(fields.version)}", f"set={fields.set_digest}", f"n={fields.n}",
-            f"criterion={value(fields.criterion)}", f"score={score_text(fields)}", f"interval={interval_text(fields)}",
-            f"method={value(fields.method)}", f"missing={fields.missing}",
-            f"budget={fields.budget if fields.budget is not None else 'none'}", f"reason={quote(fields.reason)}",
+            f"read {seq}",
+            when,
+            f"who={value(fields.who)}",
+            f"commit={value(fields.commit)}",
+            f"version={value(fields.version)}",
+            f"set={fields.set_digest}",
+            f"n={fields.n}",
+            f"criterion={value(fields.criterion)}",
+            f"score={score_text(fields)}",
+            f"interval={interval_text(fields)}",
+            f"method={value(fields.method)}",
+            f"missing={fields.missing}",
+            f"budget={fields.budget if fields.budget is not None else 'none'}",
+            f"reason={quote(fields.reason)}",
             f"prev={prev[:PREV_CHARS]}",
         )
     )
@@ -283,8 +293,14 @@ def render_repair(
         found = found[: MAX_FOUND - 1] + "…"
     body = " | ".join(
         (
-            "repair", when, f"who={value(who)}", f"commit={value(commit)}", f"reads_used={reads_used}",
-            f"orphans={','.join(orphans) if orphans else 'none'}", f"found={quote(found)}", f"reason={quote(reason)}",
+            "repair",
+            when,
+            f"who={value(who)}",
+            f"commit={value(commit)}",
+            f"reads_used={reads_used}",
+            f"orphans={','.join(orphans) if orphans else 'none'}",
+            f"found={quote(found)}",
+            f"reason={quote(reason)}",
             f"prev={covers[:PREV_CHARS]}",
         )
     )
@@ -299,8 +315,13 @@ def render_budget(when: str, *, who: str, commit: str, budget: int | None, reaso
         raise ValueError("a budget is a positive whole number")
     body = " | ".join(
         (
-            "budget", when, f"who={value(who)}", f"commit={value(commit)}", f"budget={budget if budget is not None else 'none'}",
-            f"reason={quote(reason)}", f"prev={prev[:PREV_CHARS]}",
+            "budget",
+            when,
+            f"who={value(who)}",
+            f"commit={value(commit)}",
+            f"budget={budget if budget is not None else 'none'}",
+            f"reason={quote(reason)}",
+            f"prev={prev[:PREV_CHARS]}",
         )
     )
     return f"{body} | hash={entry_hash(prev, body)}"
@@ -313,6 +334,8 @@ def render_genesis(when: str) -> str:
 
 def new_log_prefix(when: str) -> str:
     return "".join(line + "\n" for line in HEADER) + render_genesis(when) + "\n"
+
+
 def short(digest: str) -> str:
     algo, _, hexpart = digest.partition(":")
     return f"{algo}:{hexpart[:12]}…"
@@ -326,11 +349,26 @@ def printable(text: str) -> str:
 def entry_json(entry: ReadEntry) -> dict[str, Any]:
     f = entry.fields
     return {
-        "read": entry.seq, "when": entry.when, "who": f.who, "commit": f.commit, "version": f.version,
-        "set": {"kind": "holdout", "digest": f.set_digest, "n": f.n}, "criterion": f.criterion, "kind": f.kind,
-        "estimate": f.estimate, "passes": f.passes, "answered": f.answered, "missing": f.missing,
-        "interval": None if f.low is None else {"low": f.low, "high": f.high, "level": f.level, "method": f.method, "approximate": f.approximate},
-        "budget": f.budget, "reason": f.reason, "line": entry.line, "prev": entry.prev, "hash": entry.hash,
+        "read": entry.seq,
+        "when": entry.when,
+        "who": f.who,
+        "commit": f.commit,
+        "version": f.version,
+        "set": {"kind": "holdout", "digest": f.set_digest, "n": f.n},
+        "criterion": f.criterion,
+        "kind": f.kind,
+        "estimate": f.estimate,
+        "passes": f.passes,
+        "answered": f.answered,
+        "missing": f.missing,
+        "interval": None
+        if f.low is None
+        else {"low": f.low, "high": f.high, "level": f.level, "method": f.method, "approximate": f.approximate},
+        "budget": f.budget,
+        "reason": f.reason,
+        "line": entry.line,
+        "prev": entry.prev,
+        "hash": entry.hash,
     }
 
 

@@ -126,7 +126,9 @@ class Transaction:
         text = render_read(seq, when, fields, head)
         self._append(prefix + text + "\n")
         line = state.lines + prefix.count("\n") + 1
-        return ReadEntry(seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text)
+        return ReadEntry(
+            seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text
+        )
 
     def append_budget(self, *, when: str, who: str, commit: str, budget: int | None, reason: str) -> BudgetEntry:
         """Record a change of the budget in force; refused (LogError) on a log that does not verify."""
@@ -141,11 +143,20 @@ class Transaction:
         text = render_budget(when, who=who, commit=commit, budget=budget, reason=reason, prev=head)
         self._append(prefix + text + "\n")
         return BudgetEntry(
-            when=when, who=who, commit=commit, budget=budget, reason=reason, prev=head[:PREV_CHARS], hash=text[-64:],
-            line=state.lines + prefix.count("\n") + 1, text=text,
+            when=when,
+            who=who,
+            commit=commit,
+            budget=budget,
+            reason=reason,
+            prev=head[:PREV_CHARS],
+            hash=text[-64:],
+            line=state.lines + prefix.count("\n") + 1,
+            text=text,
         )
 
-    def append_repair(self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None) -> RepairEntry:
+    def append_repair(
+        self, *, when: str, who: str, commit: str, reason: str, reads_used: int | None = None
+    ) -> RepairEntry:
         """Acknowledge every problem of a broken log, keeping its lines as they are."""
         state = self.state
         if state.intact:
@@ -157,11 +168,22 @@ class Transaction:
         kept = self._data[: state.append_offset] + (b"\n" if state.need_newline else b"")
         prefix = "" if kept else new_log_prefix(when)
         covers = hashlib.sha256(kept + prefix.encode()).hexdigest()
-        text = render_repair(when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason, covers=covers)
+        text = render_repair(
+            when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason, covers=covers
+        )
         self._append(prefix + text + "\n")
         return RepairEntry(
-            when=when, who=who, commit=commit, reads_used=used, orphans=orphans, found=found, reason=reason,
-            prev=covers[:PREV_CHARS], hash=text[-64:], line=state.lines + prefix.count("\n") + 1, text=text,
+            when=when,
+            who=who,
+            commit=commit,
+            reads_used=used,
+            orphans=orphans,
+            found=found,
+            reason=reason,
+            prev=covers[:PREV_CHARS],
+            hash=text[-64:],
+            line=state.lines + prefix.count("\n") + 1,
+            text=text,
         )
 
     def _append(self, text: str) -> None:
@@ -176,7 +198,9 @@ class Transaction:
         try:
             self._write(data)
         except OSError as exc:
-            raise LogError(f"{state.shown}: the append failed ({exc.strerror or exc}); the log still verifies") from None
+            raise LogError(
+                f"{state.shown}: the append failed ({exc.strerror or exc}); the log still verifies"
+            ) from None
         if created:
             with contextlib.suppress(OSError):
                 dir_fd = os.open(self.log.path.parent, os.O_RDONLY)

@@ -76,21 +76,41 @@ class HoldoutRead:
     def to_json(self) -> dict[str, Any]:
         fields = self.entry.fields if self.entry else None
         return {
-            "schema": READ_SCHEMA, "read": self.entry is not None,
-            "verdict": None if self.verdict is None else self.verdict.value, "exit_code": self.exit_code,
-            "reasons": list(self.reasons), "sentence": self.sentence,
-            "set": None if self.set_digest is None else {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n},
-            "score": None if fields is None else {
-                "criterion": fields.criterion, "kind": fields.kind, "estimate": fields.estimate, "passes": fields.passes,
-                "answered": fields.answered, "missing": fields.missing, "n": fields.n,
-                "interval": None if self.interval is None else {
-                    "low": self.interval.low, "high": self.interval.high, "level": self.interval.level,
-                    "method": self.interval.method, "approximate": self.interval.approximate,
+            "schema": READ_SCHEMA,
+            "read": self.entry is not None,
+            "verdict": None if self.verdict is None else self.verdict.value,
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "sentence": self.sentence,
+            "set": None
+            if self.set_digest is None
+            else {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n},
+            "score": None
+            if fields is None
+            else {
+                "criterion": fields.criterion,
+                "kind": fields.kind,
+                "estimate": fields.estimate,
+                "passes": fields.passes,
+                "answered": fields.answered,
+                "missing": fields.missing,
+                "n": fields.n,
+                "interval": None
+                if self.interval is None
+                else {
+                    "low": self.interval.low,
+                    "high": self.interval.high,
+                    "level": self.interval.level,
+                    "method": self.interval.method,
+                    "approximate": self.interval.approximate,
                 },
             },
             "entry": None if self.entry is None else entry_json(self.entry),
-            "log": {"path": self.log}, "budget": self.budget.to_json(), "outcome_record": self.record,
-            "run": self.run, "notes": list(self.notes),
+            "log": {"path": self.log},
+            "budget": self.budget.to_json(),
+            "outcome_record": self.record,
+            "run": self.run,
+            "notes": list(self.notes),
         }
 
 
@@ -118,8 +138,16 @@ def _holdout_rule(release: Release, spec: HoldoutSpec) -> Any:
     # and graded scores are handled exactly as the gate handles them. Graded scores get the exact
     # (betting) interval.
     return Rule(
-        id="holdout", criterion=spec.criterion, kind="min", threshold=0.0, baseline=None, method="exact",
-        description="", source=release.path, line=spec.line, key_path="holdout",
+        id="holdout",
+        criterion=spec.criterion,
+        kind="min",
+        threshold=0.0,
+        baseline=None,
+        method="exact",
+        description="",
+        source=release.path,
+        line=spec.line,
+        key_path="holdout",
     )
 
 
@@ -153,22 +181,34 @@ def read_holdout(
     if outputs is not None and command is not None:
         raise UsageError("give --outputs or --command, not both")
     if (outputs is not None or command is not None) and version is None:
-        raise UsageError(f"{'--outputs' if outputs is not None else '--command'} needs --version NAME (the system version it scores)")
+        raise UsageError(
+            f"{'--outputs' if outputs is not None else '--command'} needs --version NAME (the system version it scores)"
+        )
     if version is not None and outputs is None and command is None:
-        raise UsageError("--version names imported outputs (--outputs) or a --command; a read of system.command uses system.version")
+        raise UsageError(
+            "--version names imported outputs (--outputs) or a --command; a read of system.command uses system.version"
+        )
     if outputs is None and command is None and release.system.command is None:
         raise ConfigError(
-            release.path, release.system.line, "system.command",
-            "no command declared; score outputs made elsewhere with `oloproof holdout run --outputs FILE --version NAME`",
+            release.path,
+            release.system.line,
+            "system.command",
+            "no command declared; score outputs made elsewhere with `oloproof holdout run --outputs FILE --version "
+            "NAME`",
         )
     log = open_log(release)
     confidence = release.policy.confidence
 
-    def refused(state: LogState, why: tuple[tuple[str, ...], str], foreign: tuple[OutcomeRecord, ...] = ()) -> HoldoutRead:
+    def refused(
+        state: LogState, why: tuple[tuple[str, ...], str], foreign: tuple[OutcomeRecord, ...] = ()
+    ) -> HoldoutRead:
         n = state.reads[-1].fields.n if state.reads else None
         return HoldoutRead(
-            verdict=Verdict.BLOCKED, reasons=why[0], sentence=f"Refused: {why[1]} No case was scored and the log is unchanged.",
-            log=spec.log, budget=budget_status(spec, state, n=n, confidence=confidence, foreign=foreign),
+            verdict=Verdict.BLOCKED,
+            reasons=why[0],
+            sentence=f"Refused: {why[1]} No case was scored and the log is unchanged.",
+            log=spec.log,
+            budget=budget_status(spec, state, n=n, confidence=confidence, foreign=foreign),
         )
 
     before = log.state()
@@ -183,7 +223,9 @@ def read_holdout(
     evaluator = release.criteria()[spec.criterion]
 
     def evaluate(answers: Mapping[str, dict[str, Any]]) -> Any:
-        ctx = EvalContext(testset=testset, outputs=answers, base_dir=release.base_dir, policy=release.policy, quiet=True)
+        ctx = EvalContext(
+            testset=testset, outputs=answers, base_dir=release.base_dir, policy=release.policy, quiet=True
+        )
         return withheld(spec.cases, lambda: evaluator.evaluate(ctx))
 
     evaluate({})  # a case whose `expected` the evaluator cannot read fails now, before the system runs
@@ -197,31 +239,60 @@ def read_holdout(
         if outputs is not None:
             assert version is not None
             shown = outputs_shown or str(outputs)
-            record, answers = import_outputs(release, testset, store, outputs, version=version, shown=shown, kind="holdout")
+            record, answers = import_outputs(
+                release, testset, store, outputs, version=version, shown=shown, kind="holdout"
+            )
         else:
-            record, answers = execute(release, testset, store, kind="holdout", on_batch=on_batch, command=command, version=version)
+            record, answers = execute(
+                release, testset, store, kind="holdout", on_batch=on_batch, command=command, version=version
+            )
         outcome = evaluate(answers)
-        interval, details, method_reasons = compute_interval(outcome, _holdout_rule(release, spec), release.policy, testset)
+        interval, details, method_reasons = compute_interval(
+            outcome, _holdout_rule(release, spec), release.policy, testset
+        )
         values = outcome.values
         missing = int(np.isnan(values).sum())
         answered = len(testset) - missing
         passes = float(np.nansum(values))
         estimate = interval.estimate if interval is not None else (passes / answered if answered else 0.0)
         fields = ReadFields(
-            who=who, commit=commit, version=record.version, set_digest=testset.digest, n=len(testset), criterion=spec.criterion,
-            kind="binary" if outcome.kind == "binary" else "score", passes=passes, answered=answered, missing=missing,
-            estimate=estimate, low=None if interval is None else interval.low, high=None if interval is None else interval.high,
-            level=confidence, approximate=bool(interval and interval.approximate),
-            method=interval.method if interval is not None else "none", budget=budget, reason=reason,
+            who=who,
+            commit=commit,
+            version=record.version,
+            set_digest=testset.digest,
+            n=len(testset),
+            criterion=spec.criterion,
+            kind="binary" if outcome.kind == "binary" else "score",
+            passes=passes,
+            answered=answered,
+            missing=missing,
+            estimate=estimate,
+            low=None if interval is None else interval.low,
+            high=None if interval is None else interval.high,
+            level=confidence,
+            approximate=bool(interval and interval.approximate),
+            method=interval.method if interval is not None else "none",
+            budget=budget,
+            reason=reason,
         )
         entry = tx.append_read(fields, when=utc_now())
         run = {
-            "status": record.status, "failure": record.failure, "imported_from": record.imported_from,
-            "n_outputs": record.n_outputs, "problems": len(record.case_errors) + len(record.run_errors),
+            "status": record.status,
+            "failure": record.failure,
+            "imported_from": record.imported_from,
+            "n_outputs": record.n_outputs,
+            "problems": len(record.case_errors) + len(record.run_errors),
         }
         path = write_outcome_record(
-            release.base_dir, log=spec.log, entry=entry, testset=testset, values=values, kind=fields.kind, run=run,
-            config_digest=release.digest, keys=keys,
+            release.base_dir,
+            log=spec.log,
+            entry=entry,
+            testset=testset,
+            values=values,
+            kind=fields.kind,
+            run=run,
+            config_digest=release.digest,
+            keys=keys,
         )
     after = replace(state, reads_used=entry.seq, budget_logged=True, logged_budget=budget)
     notes = _read_notes(record.failure, missing, len(testset), (*method_reasons, *outcome.reasons), details)
@@ -232,18 +303,33 @@ def read_holdout(
             "this score is not comparable with earlier ones, and the budget still counts every read",
         )
     return HoldoutRead(
-        verdict=None, reasons=(), sentence="", log=spec.log,
-        budget=budget_status(spec, after, n=len(testset), confidence=confidence), entry=entry, set_digest=testset.digest,
-        set_shown=spec.cases, n=len(testset), interval=interval, record=relative(release.base_dir, path), run=run, notes=notes,
+        verdict=None,
+        reasons=(),
+        sentence="",
+        log=spec.log,
+        budget=budget_status(spec, after, n=len(testset), confidence=confidence),
+        entry=entry,
+        set_digest=testset.digest,
+        set_shown=spec.cases,
+        n=len(testset),
+        interval=interval,
+        record=relative(release.base_dir, path),
+        run=run,
+        notes=notes,
     )
 
 
-def _read_notes(failure: str | None, missing: int, n: int, reasons: tuple[str, ...], details: Mapping[str, Any]) -> tuple[str, ...]:
+def _read_notes(
+    failure: str | None, missing: int, n: int, reasons: tuple[str, ...], details: Mapping[str, Any]
+) -> tuple[str, ...]:
     notes: list[str] = []
     if failure is not None:
         notes.append(f"the system failed on the holdout ({failure}); the read still counts: the system saw the cases")
     if missing:
-        notes.append(f"{missing} of {n} cases have no usable output: they count as failures for the lower bound and passes for the upper")
+        notes.append(
+            f"{missing} of {n} cases have no usable output: they count as failures for the lower bound and passes for "
+            f"the upper"
+        )
     for code in dict.fromkeys(reasons):
         if code in REASONS and code not in ("missing_outputs",):
             notes.append(f"{code}: {REASONS[code]}")

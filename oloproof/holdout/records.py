@@ -93,9 +93,17 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
             if not isinstance(data, dict) or data.get("schema") != OUTCOMES_SCHEMA:
                 raise ValueError(f"schema is not {OUTCOMES_SCHEMA}")
             record = OutcomeRecord(
-                path=file, log=str(data["log"]), seq=int(data["read"]), entry_hash=str(data["entry_hash"]),
-                set_digest=str(data["set"]["digest"]), n=int(data["set"]["n"]), criterion=str(data["criterion"]),
-                kind=str(data["kind"]), version=str(data["version"]), outcomes=tuple(data["outcomes"]), data=data,
+                path=file,
+                log=str(data["log"]),
+                seq=int(data["read"]),
+                entry_hash=str(data["entry_hash"]),
+                set_digest=str(data["set"]["digest"]),
+                n=int(data["set"]["n"]),
+                criterion=str(data["criterion"]),
+                kind=str(data["kind"]),
+                version=str(data["version"]),
+                outcomes=tuple(data["outcomes"]),
+                data=data,
             )
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             notes.append(f"outcome record {relative(base_dir, file)} is unreadable and was ignored ({exc})")
@@ -108,7 +116,9 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
 
 def witnesses(base_dir: Path, *, log: str) -> list[Witness]:
     records, _ = load_outcome_records(base_dir, log=log)
-    return [Witness(seq=record.seq, hash=record.entry_hash, source=relative(base_dir, record.path)) for record in records]
+    return [
+        Witness(seq=record.seq, hash=record.entry_hash, source=relative(base_dir, record.path)) for record in records
+    ]
 
 
 def case_keys(file: Path, testset: TestSet) -> dict[str, str]:
@@ -138,15 +148,32 @@ def outcome_vector(testset: TestSet, values: Any, kind: str, keys: Mapping[str, 
 
 
 def write_outcome_record(
-    base_dir: Path, *, log: str, entry: ReadEntry, testset: TestSet, values: Any, kind: str, run: dict[str, Any], config_digest: str,
+    base_dir: Path,
+    *,
+    log: str,
+    entry: ReadEntry,
+    testset: TestSet,
+    values: Any,
+    kind: str,
+    run: dict[str, Any],
+    config_digest: str,
     keys: Mapping[str, str],
 ) -> Path:
     data = {
-        "schema": OUTCOMES_SCHEMA, "log": log, "read": entry.seq, "entry_hash": entry.hash, "when": entry.when,
+        "schema": OUTCOMES_SCHEMA,
+        "log": log,
+        "read": entry.seq,
+        "entry_hash": entry.hash,
+        "when": entry.when,
         "set": {"kind": "holdout", "digest": testset.digest, "n": len(testset)},
-        "version": entry.fields.version, "criterion": entry.fields.criterion, "kind": kind,
-        "config_digest": config_digest, "checker": checker_identity().to_json(), "run": run,
-        "order": OUTCOME_ORDER, "outcomes": outcome_vector(testset, values, kind, keys),
+        "version": entry.fields.version,
+        "criterion": entry.fields.criterion,
+        "kind": kind,
+        "config_digest": config_digest,
+        "checker": checker_identity().to_json(),
+        "run": run,
+        "order": OUTCOME_ORDER,
+        "outcomes": outcome_vector(testset, values, kind, keys),
     }
     path = records_dir(base_dir) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
     atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")

@@ -10,11 +10,16 @@ from oloproof.schema import Obj, Prop, Scalar
 HOLDOUT = Obj(
     {
         "cases": Prop(
-            Scalar("str", nonempty=True), required=True,
+            Scalar("str", nonempty=True),
+            required=True,
             doc="JSONL holdout set. May name an environment variable as ${VAR} (e.g. a CI secret path).",
         ),
-        "budget": Prop(Scalar("int", minimum=1), doc="How many reads the set may serve; `oloproof holdout status` suggests one."),
-        "log": Prop(Scalar("str", nonempty=True), default="evals/holdout/READS.log", doc="Append-only log of every read."),
+        "budget": Prop(
+            Scalar("int", minimum=1), doc="How many reads the set may serve; `oloproof holdout status` suggests one."
+        ),
+        "log": Prop(
+            Scalar("str", nonempty=True), default="evals/holdout/READS.log", doc="Append-only log of every read."
+        ),
         "criterion": Prop(
             Scalar("str", nonempty=True),
             doc="Criterion the holdout score reads (default: the criterion of the policy's first rule).",
@@ -35,6 +40,9 @@ class HoldoutSpec:
 
 def build_holdout(values: dict[str, Any], *, default_criterion: str, line: int | None) -> HoldoutSpec:
     return HoldoutSpec(
-        cases=values["cases"], budget=values["budget"], log=values["log"],
-        criterion=values["criterion"] or default_criterion, line=line,
+        cases=values["cases"],
+        budget=values["budget"],
+        log=values["log"],
+        criterion=values["criterion"] or default_criterion,
+        line=line,
     )

@@ -48,7 +48,9 @@ class HoldoutStatus:
 
     @property
     def intact(self) -> bool:
-        return self.state.intact and self.history is None and not (self.refused and "holdout_log_moved" in self.refused[0])
+        return (
+            self.state.intact and self.history is None and not (self.refused and "holdout_log_moved" in self.refused[0])
+        )
 
     @property
     def exit_code(self) -> int:
@@ -58,19 +60,34 @@ class HoldoutStatus:
         state = self.state
         flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
         return {
-            "schema": STATUS_SCHEMA, "intact": self.intact, "exit_code": self.exit_code,
-            "reasons": [] if self.intact else (
-                ["holdout_log_tampered"] if not self.state.intact or self.history is not None else []
-            ) + (["holdout_log_moved"] if self.refused and "holdout_log_moved" in self.refused[0] else []),
-            "refused": None if self.refused is None else {"reasons": list(self.refused[0]), "sentence": self.refused[1]},
+            "schema": STATUS_SCHEMA,
+            "intact": self.intact,
+            "exit_code": self.exit_code,
+            "reasons": []
+            if self.intact
+            else (["holdout_log_tampered"] if not self.state.intact or self.history is not None else [])
+            + (["holdout_log_moved"] if self.refused and "holdout_log_moved" in self.refused[0] else []),
+            "refused": None
+            if self.refused is None
+            else {"reasons": list(self.refused[0]), "sentence": self.refused[1]},
             "log": {
-                "path": self.log, "exists": state.exists, "chain_intact": state.intact,
+                "path": self.log,
+                "exists": state.exists,
+                "chain_intact": state.intact,
                 "problems": [{"line": p.line, "message": p.message} for p in state.problems],
                 "acknowledged": [{"line": p.line, "message": p.message} for p in state.acknowledged],
-                "since": None if self.since is None else {"ref": self.since, "append_only": self.history is None, "problem": self.history},
+                "since": None
+                if self.since is None
+                else {"ref": self.since, "append_only": self.history is None, "problem": self.history},
                 "notes": list(state.notes),
             },
-            "set": {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n, "unavailable": self.unavailable},
+            "set": {
+                "kind": "holdout",
+                "path": self.set_shown,
+                "digest": self.set_digest,
+                "n_cases": self.n,
+                "unavailable": self.unavailable,
+            },
             "budget": self.budget.to_json(),
             "reads": [
                 {**entry_json(entry), "outcome_record": self.records.get(entry.hash), "flagged": entry.line in flagged}
@@ -89,7 +106,9 @@ def _history_problem(release: Release, ref: str, current: bytes | None) -> str |
     if git_output(path.parent, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
         raise UsageError(f"--since {ref}: not a commit in the repository holding {spec.log}")
     try:
-        proc = subprocess.run(["git", "show", f"{ref}:./{path.name}"], cwd=path.parent, capture_output=True, timeout=30, check=False)
+        proc = subprocess.run(
+            ["git", "show", f"{ref}:./{path.name}"], cwd=path.parent, capture_output=True, timeout=30, check=False
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise UsageError(f"--since {ref}: git failed ({exc})") from None
     if proc.returncode != 0:
@@ -102,16 +121,22 @@ def _history_problem(release: Release, ref: str, current: bytes | None) -> str |
 
 
 def holdout_status(
-    release: Release, *, delta: float | None = None, psi: float = DEFAULT_PSI, since: str | None = None,
+    release: Release,
+    *,
+    delta: float | None = None,
+    psi: float = DEFAULT_PSI,
+    since: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> HoldoutStatus:
     spec = holdout_spec(release)
     log = open_log(release)
     data = log.read_bytes()
     records, record_notes = load_outcome_records(release.base_dir, log=spec.log)
-    state = verify(data, shown=spec.log, witnesses=[
-        Witness(seq=r.seq, hash=r.entry_hash, source=relative(release.base_dir, r.path)) for r in records
-    ])
+    state = verify(
+        data,
+        shown=spec.log,
+        witnesses=[Witness(seq=r.seq, hash=r.entry_hash, source=relative(release.base_dir, r.path)) for r in records],
+    )
     digest: str | None = None
     n: int | None = None
     unavailable: str | None = None
@@ -126,7 +151,8 @@ def holdout_status(
         n = last.fields.n
     if digest is not None and last is not None and last.fields.set_digest != digest:
         notes.append(
-            f"the holdout set changed since read {last.seq} ({short(last.fields.set_digest)} then, {short(digest)} now): "
+            f"the holdout set changed since read {last.seq} ({short(last.fields.set_digest)} then, {short(digest)} "
+            f"now): "
             "earlier reads measured other cases; the budget still counts them"
         )
     notes.extend(_budget_changes(state, spec.budget))
@@ -141,13 +167,21 @@ def holdout_status(
         )
     history = _history_problem(release, since, data) if since else None
     return HoldoutStatus(
-        log=spec.log, state=state,
-        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi, foreign=foreign),
-        set_shown=spec.cases, set_digest=digest, n=n, unavailable=unavailable, records=recorded, refused=refused, history=history,
-        since=since, notes=tuple(notes),
+        log=spec.log,
+        state=state,
+        budget=budget_status(
+            spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi, foreign=foreign
+        ),
+        set_shown=spec.cases,
+        set_digest=digest,
+        n=n,
+        unavailable=unavailable,
+        records=recorded,
+        refused=refused,
+        history=history,
+        since=since,
+        notes=tuple(notes),
     )
-
-
 
 
 def repair_log(
@@ -160,7 +194,10 @@ def repair_log(
         if tx.state.intact:
             raise UsageError(f"{tx.state.shown} verifies ({tx.state.reads_used} reads): there is nothing to repair")
         if reads_used is not None and reads_used < tx.state.reads_used:
-            raise UsageError(f"--reads-used {reads_used} is below the {tx.state.reads_used} reads the log shows; a repair never lowers the count")
+            raise UsageError(
+                f"--reads-used {reads_used} is below the {tx.state.reads_used} reads the log shows; a repair never "
+                f"lowers the count"
+            )
         try:
             entry = tx.append_repair(when=utc_now(), who=who, commit=commit, reason=reason, reads_used=reads_used)
         except LogError as exc:
@@ -168,9 +205,9 @@ def repair_log(
         return tx.state, entry
 
 
-
-
-def set_budget(release: Release, *, budget: int | None, reason: str, who: str, commit: str) -> tuple[LogState, BudgetEntry]:
+def set_budget(
+    release: Release, *, budget: int | None, reason: str, who: str, commit: str
+) -> tuple[LogState, BudgetEntry]:
     """Append a ``budget`` entry: the budget in force becomes ``budget`` (None: no budget), as long
     as release.yaml declares at least as much (release.yaml may always lower it)."""
     reason = check_reason(reason, what="budget change")
@@ -191,7 +228,10 @@ def _budget_changes(state: LogState, declared: int | None) -> list[str]:
     previous: tuple[str, int | None] | None = None
     events = sorted(
         [(entry.line, f"read {entry.seq}", entry.fields.budget) for entry in state.reads]
-        + [(entry.line, f"the budget entry at line {entry.line} ({printable(entry.reason)})", entry.budget) for entry in state.budgets]
+        + [
+            (entry.line, f"the budget entry at line {entry.line} ({printable(entry.reason)})", entry.budget)
+            for entry in state.budgets
+        ]
     )
     for _, where, budget in events:
         if previous is not None and budget != previous[1]:
@@ -208,13 +248,27 @@ def _w(budget: int | None) -> str:
 
 def budget_json(entry: BudgetEntry) -> dict[str, Any]:
     return {
-        "when": entry.when, "who": entry.who, "commit": entry.commit, "budget": entry.budget, "reason": entry.reason,
-        "line": entry.line, "prev": entry.prev, "hash": entry.hash,
+        "when": entry.when,
+        "who": entry.who,
+        "commit": entry.commit,
+        "budget": entry.budget,
+        "reason": entry.reason,
+        "line": entry.line,
+        "prev": entry.prev,
+        "hash": entry.hash,
     }
 
 
 def repair_json(entry: RepairEntry) -> dict[str, Any]:
     return {
-        "when": entry.when, "who": entry.who, "commit": entry.commit, "reads_used": entry.reads_used, "orphans": list(entry.orphans),
-        "found": entry.found, "reason": entry.reason, "line": entry.line, "prev": entry.prev, "hash": entry.hash,
+        "when": entry.when,
+        "who": entry.who,
+        "commit": entry.commit,
+        "reads_used": entry.reads_used,
+        "orphans": list(entry.orphans),
+        "found": entry.found,
+        "reason": entry.reason,
+        "line": entry.line,
+        "prev": entry.prev,
+        "hash": entry.hash,
     }

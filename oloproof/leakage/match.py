@@ -55,7 +55,9 @@ class Matcher:
     normalised exactly and looked up in the group's index.
     """
 
-    def __init__(self, plan: MatchPlan, getters: list[list[Callable[[Any], Any]]], *, display: str, skip_malformed: bool) -> None:
+    def __init__(
+        self, plan: MatchPlan, getters: list[list[Callable[[Any], Any]]], *, display: str, skip_malformed: bool
+    ) -> None:
         self.plan = plan
         self.getters = getters
         self.display = display
@@ -63,7 +65,7 @@ class Matcher:
         self.counts = ScanCounts()
         self.normalise = plan.normaliser()
         self.digits = plan.digits
-        self.scale = 10.0 ** plan.digits if plan.digits is not None else 1.0
+        self.scale = 10.0**plan.digits if plan.digits is not None else 1.0
         for group in plan.groups:
             if not group.index:
                 group.build_index()
@@ -71,7 +73,9 @@ class Matcher:
     def malformed(self, line: int, problem: str) -> None:
         """A row that cannot be read: an error naming file and line, or counted when skipping."""
         if not self.skip_malformed:
-            raise DataError(self.display, line, f"{problem} (training row; pass --skip-malformed to skip and count such rows)")
+            raise DataError(
+                self.display, line, f"{problem} (training row; pass --skip-malformed to skip and count such rows)"
+            )
         counts = self.counts
         counts.malformed += 1
         if len(counts.malformed_lines) < MAX_MALFORMED_LINES:
@@ -99,7 +103,11 @@ class Matcher:
             if position >= start:
                 buckets = group.buckets[position]
                 kind = type(value)
-                if buckets is not None and (kind is float or kind is int) and -BUCKET_LIMIT < value * scale < BUCKET_LIMIT:
+                if (
+                    buckets is not None
+                    and (kind is float or kind is int)
+                    and -BUCKET_LIMIT < value * scale < BUCKET_LIMIT
+                ):
                     if floor(value * scale) not in buckets:
                         return False
                 elif normalise(value, digits) not in group.value_sets[position]:
@@ -182,8 +190,15 @@ class Matcher:
         self.counts.lines += len(lines)
 
     def _scan_fast(
-        self, lines: list[bytes], first_line: int, first: str, second: str | None, exact: frozenset[Hashable],
-        buckets: frozenset[int] | None, group: KeyGroup, getters: list[Callable[[Any], Any]],
+        self,
+        lines: list[bytes],
+        first_line: int,
+        first: str,
+        second: str | None,
+        exact: frozenset[Hashable],
+        buckets: frozenset[int] | None,
+        group: KeyGroup,
+        getters: list[Callable[[Any], Any]],
     ) -> None:
         """The hot path, for one group whose first key is at most two levels deep.
 
@@ -310,12 +325,16 @@ class Matcher:
             # ran over may have held rows, which were never checked. No result from part of a file.
             line, span = runaway
             raise DataError(
-                self.display, line,
-                f"a malformed row began here and ran over {span} lines (an unbalanced quote?); the {span - 1} lines after it "
+                self.display,
+                line,
+                f"a malformed row began here and ran over {span} lines (an unbalanced quote?); the {span - 1} lines "
+                f"after it "
                 "may hold rows that were not checked, so no result can be given: fix the file",
             )
 
-    def _bad_csv(self, reader: Any, start: int, problem: str, runaway: tuple[int, int] | None) -> tuple[int, int] | None:
+    def _bad_csv(
+        self, reader: Any, start: int, problem: str, runaway: tuple[int, int] | None
+    ) -> tuple[int, int] | None:
         """A malformed CSV row that began on line ``start``; returns the first runaway row so far."""
         span = reader.line_num - start + 1
         if span > 1:
@@ -325,7 +344,12 @@ class Matcher:
 
     def _text_fast_path(
         self,
-    ) -> tuple[Callable[[Any], Any], str, frozenset[Hashable], frozenset[int] | None, KeyGroup, list[Callable[[Any], Any]]] | None:
+    ) -> (
+        tuple[
+            Callable[[Any], Any], str, frozenset[Hashable], frozenset[int] | None, KeyGroup, list[Callable[[Any], Any]]
+        ]
+        | None
+    ):
         if len(self.plan.groups) != 1 or self.plan.domain != "text":
             return None
         group = self.plan.groups[0]
@@ -338,14 +362,25 @@ class Matcher:
             kind = "other"
         return self.getters[0][0], kind, values, group.buckets[0], group, self.getters[0]
 
-    def _fast_path(self) -> tuple[str, str | None, frozenset[Hashable], frozenset[int] | None, KeyGroup, list[Callable[[Any], Any]]] | None:
+    def _fast_path(
+        self,
+    ) -> (
+        tuple[str, str | None, frozenset[Hashable], frozenset[int] | None, KeyGroup, list[Callable[[Any], Any]]] | None
+    ):
         if len(self.plan.groups) != 1 or self.plan.domain != "typed":
             return None
         group = self.plan.groups[0]
         primary = lookup_candidates(group.names[0])[0]
         if len(primary) > 2:
             return None
-        return primary[0], (primary[1] if len(primary) == 2 else None), group.value_sets[0], group.buckets[0], group, self.getters[0]
+        return (
+            primary[0],
+            (primary[1] if len(primary) == 2 else None),
+            group.value_sets[0],
+            group.buckets[0],
+            group,
+            self.getters[0],
+        )
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, decoded with surrogateescape

@@ -15,9 +15,10 @@ Matching, in one paragraph (docs/leakage.md has the full rules and examples):
   ``features.income``). A row that has none of them cannot match that case.
 - Values are normalised: strings NFKC-normalised, case-folded, format characters (Cf) dropped,
   whitespace runs collapsed to one space and trimmed (``normalise_string``, one function for
-  every path; its version ``NORMALISATION`` is recorded); numbers compared by value (``3 == 3.0``), rounded to N decimals with ``--round``;
-  booleans are not numbers. CSV cells carry no types, so there both sides are reduced to
-  text and read the same way (``"3.0"`` is the number 3, ``"True"`` is true, empty is empty).
+  every path; its version ``NORMALISATION`` is recorded); numbers compared by value
+  (``3 == 3.0``), rounded to N decimals with ``--round``; booleans are not numbers. CSV cells
+  carry no types, so there both sides are reduced to text and read the same way (``"3.0"`` is
+  the number 3, ``"True"`` is true, empty is empty).
 """
 
 from __future__ import annotations
@@ -112,7 +113,11 @@ def _normalise_other(value: Any, digits: int | None) -> Hashable:
     if isinstance(value, bool):
         return Token.TRUE if value else Token.FALSE
     if isinstance(value, (int, float)):
-        return _number(value, digits) if isinstance(value, float) else (int(value) if digits is None else round(int(value), digits))
+        return (
+            _number(value, digits)
+            if isinstance(value, float)
+            else (int(value) if digits is None else round(int(value), digits))
+        )
     if isinstance(value, decimal.Decimal):
         return _number(float(value), digits) if value.is_finite() else str(value)
     if isinstance(value, (datetime.date, datetime.time)):

@@ -67,7 +67,9 @@ def case_leaves(inputs: dict[str, Any], *, case_id: str, path: str, line: int) -
     return leaves
 
 
-def select_fields(leaves: dict[str, Any], fields: tuple[str, ...] | None, *, case_id: str, path: str, line: int) -> dict[str, Any]:
+def select_fields(
+    leaves: dict[str, Any], fields: tuple[str, ...] | None, *, case_id: str, path: str, line: int
+) -> dict[str, Any]:
     if fields is None:
         if not leaves:
             raise DataError(path, line, f"case '{case_id}' has no input keys to compare with the training data")
@@ -161,7 +163,7 @@ class MatchPlan:
         buckets = group.buckets[position]
         if buckets is not None and self.domain == "typed":
             kind = type(value)
-            scale = 10.0 ** self.digits  # type: ignore[operator]
+            scale = 10.0**self.digits  # type: ignore[operator]
             if (kind is float or kind is int) and -BUCKET_LIMIT < value * scale < BUCKET_LIMIT:
                 return math.floor(value * scale) in buckets
         return self.normaliser()(value, self.digits) in group.value_sets[position]
@@ -211,12 +213,16 @@ def build_plan(testset: TestSet, *, fields: tuple[str, ...] | None, digits: int 
         try:
             values = tuple(normalise_case_value(chosen[name], digits, domain) for name in names)
         except RecursionError:
-            raise DataError(testset.path, case.line, f"case '{case.id}': a value is nested too deeply to compare") from None
+            raise DataError(
+                testset.path, case.line, f"case '{case.id}': a value is nested too deeply to compare"
+            ) from None
         group.vectors.append((index, values))
     groups = sorted(by_names.values(), key=lambda group: -len(group.vectors))
     for group in groups:
         group.build_sets(digits=digits)
-    return MatchPlan(case_ids=tuple(case.id for case in testset.cases), groups=groups, digits=digits, domain=domain, fields=fields)
+    return MatchPlan(
+        case_ids=tuple(case.id for case in testset.cases), groups=groups, digits=digits, domain=domain, fields=fields
+    )
 
 
 def json_getter(name: str) -> Callable[[Any], Any]:

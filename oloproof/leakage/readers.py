@@ -43,8 +43,14 @@ STREAM_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAEr
 Progress = Callable[[int, int], None]  # (bytes read, rows scanned)
 
 _SUFFIXES: dict[str, Format] = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv", ".tab": "csv",
-    ".parquet": "parquet", ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".tab": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
 }
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".xz")
@@ -73,7 +79,10 @@ def detect(path: str, *, format: str | None = None) -> TrainingSource:
         # The check reads the file several times (format, sample, scan, digest): a pipe would
         # give each pass a different part of it, and a record built from part of the file.
         raise DataError(
-            path, None, "not a regular file (a pipe or device cannot be read the several times a check needs); save it to a file first",
+            path,
+            None,
+            "not a regular file (a pipe or device cannot be read the several times a check needs); save it to a file "
+            "first",
         )
     with open(file, "rb") as handle:
         head = handle.read(6)
@@ -85,11 +94,15 @@ def detect(path: str, *, format: str | None = None) -> TrainingSource:
             break
     chosen = next((known for known in FORMATS if known == format), None) or _SUFFIXES.get(Path(name).suffix)
     if chosen is None:
-        raise UsageError(f"{path}: cannot tell the training file's format from its name; pass --format jsonl, csv or parquet")
+        raise UsageError(
+            f"{path}: cannot tell the training file's format from its name; pass --format jsonl, csv or parquet"
+        )
     if chosen == "parquet" and compression is not None:
         raise UsageError(f"{path}: a Parquet file is compressed inside; pass it without {compression}")
     delimiter = "\t" if Path(name).suffix in (".tsv", ".tab") else ","
-    return TrainingSource(path=file, display=path, format=chosen, compression=compression, size=file.stat().st_size, delimiter=delimiter)
+    return TrainingSource(
+        path=file, display=path, format=chosen, compression=compression, size=file.stat().st_size, delimiter=delimiter
+    )
 
 
 def open_stream(source: TrainingSource) -> tuple[io.BufferedIOBase, io.BufferedIOBase]:
@@ -106,13 +119,17 @@ def open_stream(source: TrainingSource) -> tuple[io.BufferedIOBase, io.BufferedI
 
 def read_error(source: TrainingSource, exc: BaseException) -> DataError:
     # The type only: a decompressor's or a library's message is not ours to vet for content.
-    return DataError(source.display, None, f"cannot read the {source.compression or source.format} stream ({type(exc).__name__})")
+    return DataError(
+        source.display, None, f"cannot read the {source.compression or source.format} stream ({type(exc).__name__})"
+    )
 
 
 # --------------------------------------------------------------------------- JSONL
 
 
-def iter_line_blocks(stream: io.BufferedIOBase, *, start: int = 0, end: int | None = None) -> Iterator[tuple[list[bytes], int]]:
+def iter_line_blocks(
+    stream: io.BufferedIOBase, *, start: int = 0, end: int | None = None
+) -> Iterator[tuple[list[bytes], int]]:
     """Complete lines in blocks, with the bytes consumed so far; ``end`` bounds a byte range."""
     carry = b""
     remaining = None if end is None else end - start
@@ -137,7 +154,13 @@ def iter_line_blocks(stream: io.BufferedIOBase, *, start: int = 0, end: int | No
 
 
 def scan_jsonl(
-    matcher: Matcher, stream: io.BufferedIOBase, raw: io.BufferedIOBase, progress: Progress | None, *, start: int = 0, end: int | None = None,
+    matcher: Matcher,
+    stream: io.BufferedIOBase,
+    raw: io.BufferedIOBase,
+    progress: Progress | None,
+    *,
+    start: int = 0,
+    end: int | None = None,
 ) -> None:
     line = 1
     for lines, _ in iter_line_blocks(stream, start=start, end=end):
@@ -173,7 +196,9 @@ def csv_reader(source: TrainingSource, stream: io.BufferedIOBase, *, lenient: bo
     """A csv reader past the header, and the header. ``lenient``: bytes that are not UTF-8 are
     decoded with surrogateescape (to be found and skipped row by row); otherwise they raise
     UnicodeDecodeError (``first_bad_utf8_line`` then names the line)."""
-    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8-sig", errors="surrogateescape" if lenient else "strict", newline="")
+    text = io.TextIOWrapper(
+        cast(Any, stream), encoding="utf-8-sig", errors="surrogateescape" if lenient else "strict", newline=""
+    )
     reader = csv.reader(text, delimiter=source.delimiter, strict=True)
     try:
         header = next(reader)
@@ -196,8 +221,10 @@ def csv_getters(plan: MatchPlan, header: list[str], display: str) -> list[list[C
             if index is None:
                 looked = ", ".join(dict.fromkeys(names))
                 raise DataError(
-                    display, 1,
-                    f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, with --field",
+                    display,
+                    1,
+                    f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data "
+                    f"has, with --field",
                 )
             row_getters.append(itemgetter(index))
         getters.append(row_getters)
@@ -232,7 +259,9 @@ def csv_sample(reader: Any, width: int, limit: int) -> list[list[str]]:
     return rows
 
 
-def scan_csv(matcher: Matcher, reader: Any, width: int, raw: io.BufferedIOBase, progress: Progress | None, *, lenient: bool) -> None:
+def scan_csv(
+    matcher: Matcher, reader: Any, width: int, raw: io.BufferedIOBase, progress: Progress | None, *, lenient: bool
+) -> None:
     tick = None if progress is None else (lambda rows: progress(raw.tell(), rows))
     matcher.scan_csv(reader, width, check_utf8=lenient, tick=tick)
     if progress is not None:
@@ -295,7 +324,10 @@ def parquet_places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tupl
         if path is None:
             looked = ", ".join(".".join(candidate) for candidate in lookup_candidates(name))
             raise DataError(
-                display, None, f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, with --field",
+                display,
+                None,
+                f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, "
+                f"with --field",
             )
         places[name] = path
     return places

@@ -74,28 +74,45 @@ class LeakageResult:
 
     def options_text(self) -> str:
         keys = "all input keys" if self.fields is None else "keys " + ", ".join(self.fields)
-        numbers = "numbers exact" if self.digits is None else f"numbers rounded to {self.digits} decimal{'' if self.digits == 1 else 's'}"
+        numbers = (
+            "numbers exact"
+            if self.digits is None
+            else f"numbers rounded to {self.digits} decimal{'' if self.digits == 1 else 's'}"
+        )
         return f"{keys}; {numbers}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": LEAKAGE_SCHEMA,
             "clean": self.clean,
-            "testset": {"set": "dev", "path": self.testset_path, "digest": self.testset_digest, "n_cases": self.n_cases},
+            "testset": {
+                "set": "dev",
+                "path": self.testset_path,
+                "digest": self.testset_digest,
+                "n_cases": self.n_cases,
+            },
             "options": {
-                "fields": None if self.fields is None else list(self.fields), "round": self.digits,
-                "skip_malformed": self.skip_malformed, "normalisation": NORMALISATION_TEXT,
+                "fields": None if self.fields is None else list(self.fields),
+                "round": self.digits,
+                "skip_malformed": self.skip_malformed,
+                "normalisation": NORMALISATION_TEXT,
             },
             "normalisation": self.normalisation,
             "compared_keys": list(self.compared),
             "key_sources": dict(self.key_sources),
             "training": {
-                "name": self.training_name, "format": self.training_format, "compression": self.training_compression,
-                "size_bytes": self.training_size, "sha256": self.training_sha256,
+                "name": self.training_name,
+                "format": self.training_format,
+                "compression": self.training_compression,
+                "size_bytes": self.training_size,
+                "sha256": self.training_sha256,
             },
             "counts": {
-                "cases_checked": self.n_cases, "cases_leaked": len(self.leaked_ids), "rows_scanned": self.rows_scanned,
-                "rows_matched": self.rows_matched, "rows_malformed_skipped": self.rows_malformed,
+                "cases_checked": self.n_cases,
+                "cases_leaked": len(self.leaked_ids),
+                "rows_scanned": self.rows_scanned,
+                "rows_matched": self.rows_matched,
+                "rows_malformed_skipped": self.rows_malformed,
             },
             "malformed_lines": list(self.malformed_lines),
             "leaked_ids": list(self.leaked_ids),
@@ -119,16 +136,30 @@ class LeakageResult:
         if not isinstance(leaked, list) or not all(isinstance(item, str) for item in leaked):
             raise ValueError("leaked_ids must be a list of case ids")
         return cls(
-            testset_path=str(data["testset"]["path"]), testset_digest=str(data["testset"]["digest"]),
-            n_cases=int(data["testset"]["n_cases"]), compared=tuple(data["compared_keys"]),
-            fields=None if fields is None else tuple(fields), digits=options["round"], skip_malformed=bool(options["skip_malformed"]),
-            training_name=str(training["name"]), training_format=str(training["format"]), training_compression=training["compression"],
-            training_size=int(training["size_bytes"]), training_sha256=training["sha256"],
-            rows_scanned=int(counts["rows_scanned"]), rows_matched=int(counts["rows_matched"]),
-            rows_malformed=int(counts["rows_malformed_skipped"]), malformed_lines=tuple(data["malformed_lines"]),
-            leaked_ids=tuple(leaked), key_sources=dict(data.get("key_sources", {})), jobs=int(data.get("jobs", 1)),
-            duration_s=float(data.get("duration_s", 0.0)), config_digest=str(data.get("config_digest", "")),
-            system_version=str(data.get("system_version", "")), checker=dict(data["checker"]), created_at=str(data["created_at"]),
+            testset_path=str(data["testset"]["path"]),
+            testset_digest=str(data["testset"]["digest"]),
+            n_cases=int(data["testset"]["n_cases"]),
+            compared=tuple(data["compared_keys"]),
+            fields=None if fields is None else tuple(fields),
+            digits=options["round"],
+            skip_malformed=bool(options["skip_malformed"]),
+            training_name=str(training["name"]),
+            training_format=str(training["format"]),
+            training_compression=training["compression"],
+            training_size=int(training["size_bytes"]),
+            training_sha256=training["sha256"],
+            rows_scanned=int(counts["rows_scanned"]),
+            rows_matched=int(counts["rows_matched"]),
+            rows_malformed=int(counts["rows_malformed_skipped"]),
+            malformed_lines=tuple(data["malformed_lines"]),
+            leaked_ids=tuple(leaked),
+            key_sources=dict(data.get("key_sources", {})),
+            jobs=int(data.get("jobs", 1)),
+            duration_s=float(data.get("duration_s", 0.0)),
+            config_digest=str(data.get("config_digest", "")),
+            system_version=str(data.get("system_version", "")),
+            checker=dict(data["checker"]),
+            created_at=str(data["created_at"]),
             normalisation=str(data.get("normalisation") or ""),
         )
 
@@ -153,25 +184,46 @@ def run_check(
     plan = build_plan(testset, fields=fields, digits=digits, domain="text" if source.format == "csv" else "typed")
     started = time.perf_counter()
     outcome = scan_training(
-        plan, source, skip_malformed=skip_malformed, jobs=jobs, progress=progress,
+        plan,
+        source,
+        skip_malformed=skip_malformed,
+        jobs=jobs,
+        progress=progress,
         parallel_min_bytes=PARALLEL_MIN_BYTES if parallel_min_bytes is None else parallel_min_bytes,
     )
     counts = outcome.counts
     if counts.rows == 0:
         skipped = f" ({counts.malformed} malformed rows were skipped)" if counts.malformed else ""
         raise DataError(
-            source.display, None,
-            f"the training file has no rows{skipped}: there is nothing to check the test set against, so no result was recorded",
+            source.display,
+            None,
+            f"the training file has no rows{skipped}: there is nothing to check the test set against, so no result "
+            f"was recorded",
         )
     return LeakageResult(
-        testset_path=testset.path, testset_digest=testset.digest, n_cases=len(testset), compared=plan.compared,
-        fields=fields, digits=digits, skip_malformed=skip_malformed,
-        training_name=source.path.name, training_format=source.format, training_compression=source.compression,
-        training_size=source.size, training_sha256=outcome.sha256,
-        rows_scanned=counts.rows, rows_matched=counts.matched_rows, rows_malformed=counts.malformed,
-        malformed_lines=tuple(counts.malformed_lines), leaked_ids=tuple(plan.case_ids[i] for i in sorted(counts.leaked)),
-        key_sources=outcome.key_sources, jobs=outcome.jobs, duration_s=time.perf_counter() - started,
-        config_digest=release.digest, system_version=release.system.version, checker=checker_identity().to_json(),
+        testset_path=testset.path,
+        testset_digest=testset.digest,
+        n_cases=len(testset),
+        compared=plan.compared,
+        fields=fields,
+        digits=digits,
+        skip_malformed=skip_malformed,
+        training_name=source.path.name,
+        training_format=source.format,
+        training_compression=source.compression,
+        training_size=source.size,
+        training_sha256=outcome.sha256,
+        rows_scanned=counts.rows,
+        rows_matched=counts.matched_rows,
+        rows_malformed=counts.malformed,
+        malformed_lines=tuple(counts.malformed_lines),
+        leaked_ids=tuple(plan.case_ids[i] for i in sorted(counts.leaked)),
+        key_sources=outcome.key_sources,
+        jobs=outcome.jobs,
+        duration_s=time.perf_counter() - started,
+        config_digest=release.digest,
+        system_version=release.system.version,
+        checker=checker_identity().to_json(),
         created_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
 
@@ -210,7 +262,8 @@ def _load(path: Path, shown: str) -> LeakageResult:
         return LeakageResult.from_json(data)
     except (orjson.JSONDecodeError, ValueError, KeyError, TypeError) as exc:
         raise StoreError(
-            f"{shown}: not a valid leakage record ({type(exc).__name__}: {exc}); delete it and re-run `oloproof leakage check --record`"
+            f"{shown}: not a valid leakage record ({type(exc).__name__}: {exc}); delete it and re-run `oloproof "
+            f"leakage check --record`"
         ) from None
 
 
@@ -220,7 +273,10 @@ def read_record(root: Path, digest: str) -> LeakageResult | None:
         return None
     record = _load(path, str(path.relative_to(root)))
     if record.testset_digest != digest:
-        raise StoreError(f"{path.relative_to(root)}: holds a check of test set {record.testset_digest}, not {digest}; delete it and re-run the check")
+        raise StoreError(
+            f"{path.relative_to(root)}: holds a check of test set {record.testset_digest}, not {digest}; delete it "
+            f"and re-run the check"
+        )
     return record
 
 

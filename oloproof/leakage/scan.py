@@ -79,7 +79,9 @@ def scan_training(
             counts, sources = _run_parquet(plan, source, skip_malformed, progress)
             used = 1
         else:
-            counts, sources, used = _run_jsonl(plan, source, skip_malformed, progress, jobs, parallel_min_bytes, digest.start)
+            counts, sources, used = _run_jsonl(
+                plan, source, skip_malformed, progress, jobs, parallel_min_bytes, digest.start
+            )
     except BaseException:
         digest.stop.set()  # an error or Ctrl-C: do not finish hashing a large file first
         raise
@@ -89,7 +91,9 @@ def scan_training(
     return ScanOutcome(counts=counts, sha256=digest.hexdigest, key_sources=sources, jobs=used)
 
 
-def _order(plan: MatchPlan, rows: list[Any], getters: list[list[Callable[[Any], Any]]], display: str, *, sampled: bool) -> None:
+def _order(
+    plan: MatchPlan, rows: list[Any], getters: list[list[Callable[[Any], Any]]], display: str, *, sampled: bool
+) -> None:
     """Settle the key order on sample rows, then build the index (before any worker is forked)."""
     present = plan.order_by_sample(rows, getters) if rows else {}
     for group in plan.groups:
@@ -97,9 +101,12 @@ def _order(plan: MatchPlan, rows: list[Any], getters: list[list[Callable[[Any], 
     if sampled:
         absent = [name for name, seen in present.items() if seen == 0]
         if absent:
-            looked = "; ".join(f"{name} (as {', '.join('.'.join(c) for c in lookup_candidates(name))})" for name in absent)
+            looked = "; ".join(
+                f"{name} (as {', '.join('.'.join(c) for c in lookup_candidates(name))})" for name in absent
+            )
             raise DataError(
-                display, None,
+                display,
+                None,
                 f"none of the first {len(rows)} training rows has the case key(s) {looked}; "
                 "a key no row has can never match: compare only keys the training data has, with --field",
             )
@@ -109,14 +116,21 @@ def _json_key_sources(plan: MatchPlan, rows: list[Any]) -> dict[str, str]:
     """Case keys that the first sample row having them holds under another name."""
     found: dict[str, str] = {}
     for name in plan.compared:
-        hit = next((path for row in rows for path in lookup_candidates(name) if resolve(row, (path,)) is not MISSING), None)
+        hit = next(
+            (path for row in rows for path in lookup_candidates(name) if resolve(row, (path,)) is not MISSING), None
+        )
         if hit is not None and hit != tuple(name.split(".")):
             found[name] = ".".join(hit) + (" (one flat key)" if len(hit) == 1 and "." in hit[0] else "")
     return found
 
 
 def _run_jsonl(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, jobs: int | None, parallel_min_bytes: int,
+    plan: MatchPlan,
+    source: TrainingSource,
+    skip: bool,
+    progress: Progress | None,
+    jobs: int | None,
+    parallel_min_bytes: int,
     started: Callable[[], None],
 ) -> tuple[ScanCounts, dict[str, str], int]:
     try:
@@ -141,7 +155,9 @@ def _run_jsonl(
     return matcher.counts, sources, 1
 
 
-def _run_csv(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
+def _run_csv(
+    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None
+) -> tuple[ScanCounts, dict[str, str]]:
     # A training text may exceed the csv module's default 128 KiB field limit, but a field is
     # capped (1 MiB): an unbalanced quote would otherwise swallow the rest of the file into one
     # field (a global: restored afterwards).
@@ -152,7 +168,9 @@ def _run_csv(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Prog
         csv.field_size_limit(previous)
 
 
-def _run_csv_unlimited(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
+def _run_csv_unlimited(
+    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None
+) -> tuple[ScanCounts, dict[str, str]]:
     raw, stream = open_stream(source)
     with raw, stream:
         try:
@@ -173,19 +191,27 @@ def _run_csv_unlimited(plan: MatchPlan, source: TrainingSource, skip: bool, prog
             scan_csv(matcher, reader, len(header), raw, progress, lenient=skip)
         except UnicodeDecodeError:
             line = first_bad_utf8_line(source)
-            raise DataError(source.display, line, "not valid UTF-8 (training row; pass --skip-malformed to skip and count such rows)") from None
+            raise DataError(
+                source.display,
+                line,
+                "not valid UTF-8 (training row; pass --skip-malformed to skip and count such rows)",
+            ) from None
         except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
     return matcher.counts, csv_columns(plan, header)
 
 
-def _run_parquet(plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None) -> tuple[ScanCounts, dict[str, str]]:
+def _run_parquet(
+    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None
+) -> tuple[ScanCounts, dict[str, str]]:
     parquet = parquet_file(source)
     places = parquet_places(plan, parquet.schema_arrow, source.display)
     try:
         # Only the top-level columns that hold compared keys are read. Rows are checked with
         # the JSON getters: the places before the chosen one are absent from the schema.
-        batches = parquet.iter_batches(batch_size=65536, columns=list(dict.fromkeys(path[0] for path in places.values())))
+        batches = parquet.iter_batches(
+            batch_size=65536, columns=list(dict.fromkeys(path[0] for path in places.values()))
+        )
         first = next(batches, None)
         sample = first.slice(0, SAMPLE_ROWS).to_pylist() if first is not None else []
         _order(plan, sample, json_getters(plan), source.display, sampled=False)
@@ -247,7 +273,9 @@ def count_lines(path: Path, end: int) -> int:
     return count
 
 
-def _scan_range(plan: MatchPlan, path: str, display: str, skip: bool, start: int, end: int, shared: Any, slot: int) -> tuple[str, Any]:
+def _scan_range(
+    plan: MatchPlan, path: str, display: str, skip: bool, start: int, end: int, shared: Any, slot: int
+) -> tuple[str, Any]:
     """One worker's byte range. Errors come back as data: our exceptions do not pickle."""
     matcher = Matcher(plan, json_getters(plan), display=display, skip_malformed=skip)
 
@@ -287,7 +315,12 @@ def parallel_available() -> bool:
 
 
 def _run_parallel(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None, workers: int, started: Callable[[], None]
+    plan: MatchPlan,
+    source: TrainingSource,
+    skip: bool,
+    progress: Progress | None,
+    workers: int,
+    started: Callable[[], None],
 ) -> ScanCounts:
     """Fork one worker per byte range; they inherit the plan (nothing is pickled but results).
 
@@ -307,8 +340,10 @@ def _run_parallel(
         for slot, (start, end) in enumerate(ranges):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
-                target=_worker_main, args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot),
-                daemon=True, name=f"oloproof-leakage-{slot}",
+                target=_worker_main,
+                args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot),
+                daemon=True,
+                name=f"oloproof-leakage-{slot}",
             )
             process.start()
             sender.close()
@@ -326,7 +361,11 @@ def _run_parallel(
                     raise RuntimeError(f"leakage worker {slot} died (exit code {processes[slot].exitcode})") from None
                 if status == "error":
                     line, message = payload
-                    raise DataError(source.display, None if line is None else line + count_lines(source.path, ranges[slot][0]), message)
+                    raise DataError(
+                        source.display,
+                        None if line is None else line + count_lines(source.path, ranges[slot][0]),
+                        message,
+                    )
                 if status == "oserror":
                     raise DataError(source.display, None, f"cannot read the file ({payload})")
                 if status == "crash":

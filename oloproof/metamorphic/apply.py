@@ -82,7 +82,9 @@ def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> 
             if not isinstance(outcome, Unchanged) and spec.validated:
                 digests[case.id] = pair_digest(spec, value, outcome.value, base_dir)
         except ValueProblem as exc:
-            raise DataError(testset.path, case.line, f"case '{case.id}': {spec.field}: {exc} (transform '{spec.name}')") from None
+            raise DataError(
+                testset.path, case.line, f"case '{case.id}': {spec.field}: {exc} (transform '{spec.name}')"
+            ) from None
         if isinstance(outcome, Unchanged):
             not_applicable[case.id] = outcome.why
             continue
@@ -97,19 +99,26 @@ def transform_testset(spec: TransformSpec, testset: TestSet, base_dir: Path) -> 
             obj["stratum"] = case.stratum
         lines.append(dumps_line(obj))
     variant = TestSet(
-        path=f"{testset.path} (metamorphic: {spec.name})", cases=tuple(cases), digest=canonical_digest(lines),
+        path=f"{testset.path} (metamorphic: {spec.name})",
+        cases=tuple(cases),
+        digest=canonical_digest(lines),
         has_groups=any(case.group is not None for case in cases),
     )
     return TransformedSet(
-        spec=spec, source=testset, base_dir=base_dir, testset=variant, originals=originals, transformed=transformed,
-        not_applicable=not_applicable, pair_digests=digests,
+        spec=spec,
+        source=testset,
+        base_dir=base_dir,
+        testset=variant,
+        originals=originals,
+        transformed=transformed,
+        not_applicable=not_applicable,
+        pair_digests=digests,
     )
 
 
 def _shown(spec: TransformSpec, value: Any, base_dir: Path) -> Any:
     """What a person judges: an image's bytes (by digest), or the value itself."""
     if spec.family == "image":
-
         return {"sha256": hashlib.sha256(resolve_image(value, base_dir).read_bytes()).hexdigest()}
     return value
 
@@ -117,7 +126,11 @@ def _shown(spec: TransformSpec, value: Any, base_dir: Path) -> Any:
 def pair_digest(spec: TransformSpec, original: Any, transformed: Any, base_dir: Path) -> str:
     """Digest of what a labeller saw for one case; a label made on another pair is stale."""
     blob = orjson.dumps(
-        {"transform": spec.digest, "original": _shown(spec, original, base_dir), "transformed": _shown(spec, transformed, base_dir)},
+        {
+            "transform": spec.digest,
+            "original": _shown(spec, original, base_dir),
+            "transformed": _shown(spec, transformed, base_dir),
+        },
         option=orjson.OPT_SORT_KEYS,
     )
     return "sha256:" + hashlib.sha256(blob).hexdigest()

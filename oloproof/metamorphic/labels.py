@@ -50,7 +50,11 @@ def load_labels(file: Path, *, shown: str) -> dict[str, Label]:
             raise DataError(shown, line, f"case '{case_id}': 'digest' must be a string")
         unknown = sorted(set(obj) - LABEL_KEYS)
         if unknown:
-            raise DataError(shown, line, f"case '{case_id}': unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(LABEL_KEYS))}")
+            raise DataError(
+                shown,
+                line,
+                f"case '{case_id}': unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(LABEL_KEYS))}",
+            )
         labels[case_id] = Label(preserved=preserved, digest=digest, line=line)
     return labels
 
@@ -61,7 +65,11 @@ def is_current(label: Label | None, digest: str) -> bool:
 
 
 def label_status(
-    variant: TransformedSet, labels: dict[str, Label] | None, *, file: str | None, file_exists: bool = True,
+    variant: TransformedSet,
+    labels: dict[str, Label] | None,
+    *,
+    file: str | None,
+    file_exists: bool = True,
 ) -> LabelStatus:
     """Compare the labels with the changed cases of ``variant``."""
     if not variant.spec.validated:
@@ -87,7 +95,13 @@ def label_status(
     applicable = set(variant.applicable)
     state: LabelState = "changes_meaning" if changed else ("unlabelled" if unlabelled else "validated")
     return LabelStatus(
-        state=state, file=file, preserved=tuple(preserved), changed_meaning=tuple(changed), unlabelled=tuple(unlabelled),
-        stale=tuple(stale), unbound=tuple(unbound), unused=sum(1 for case_id in labels if case_id not in applicable),
+        state=state,
+        file=file,
+        preserved=tuple(preserved),
+        changed_meaning=tuple(changed),
+        unlabelled=tuple(unlabelled),
+        stale=tuple(stale),
+        unbound=tuple(unbound),
+        unused=sum(1 for case_id in labels if case_id not in applicable),
         file_exists=file_exists,
     )

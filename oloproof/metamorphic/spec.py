@@ -27,16 +27,19 @@ NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 TRANSFORM = Obj(
     {
         "name": Prop(
-            Scalar("str", nonempty=True), required=True,
+            Scalar("str", nonempty=True),
+            required=True,
             doc="Names the transform (letters, digits, _ and -): evaluators refer to it, and its criteria are "
             "flips_under_<name> or stable_under_<name>.",
         ),
         "field": Prop(
-            Scalar("str", nonempty=True), required=True,
+            Scalar("str", nonempty=True),
+            required=True,
             doc="Input key the transform changes; a dotted path reaches inside objects (features.income).",
         ),
         "perturb": Prop(
-            Tagged("kind", {name: kind.schema for name, kind in REGISTRY.items()}), required=True,
+            Tagged("kind", {name: kind.schema for name, kind in REGISTRY.items()}),
+            required=True,
             doc="The change: kind plus its parameters.",
         ),
         "labels": Prop(
@@ -52,7 +55,8 @@ TRANSFORM = Obj(
 METAMORPHIC = Obj(
     {
         "transforms": Prop(
-            Seq(TRANSFORM, min_items=1, min_message="declare at least one transform"), required=True,
+            Seq(TRANSFORM, min_items=1, min_message="declare at least one transform"),
+            required=True,
             doc="The declared transforms; each case gets a transformed copy and the system runs on the copies.",
         ),
     },
@@ -100,13 +104,18 @@ def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: 
         key_path = f"metamorphic.transforms[{index}]"
         name = raw["name"]
         if not NAME.match(name):
-            raise doc.error(f"{key_path}.name", f"'{name}' may hold only letters, digits, _ and - (it names criteria and a directory)")
+            raise doc.error(
+                f"{key_path}.name",
+                f"'{name}' may hold only letters, digits, _ and - (it names criteria and a directory)",
+            )
         if name in seen:
             raise doc.error(f"{key_path}.name", f"duplicate transform name '{name}' (first at {seen[name]})")
         seen[name] = key_path
         path = split_path(raw["field"])
         if any(not part for part in path):
-            raise doc.error(f"{key_path}.field", f"'{raw['field']}' is not a key path (write features.income, not features..income)")
+            raise doc.error(
+                f"{key_path}.field", f"'{raw['field']}' is not a key path (write features.income, not features..income)"
+            )
         perturb = raw["perturb"]
         kind = REGISTRY[perturb["kind"]]
         params = {key: value for key, value in perturb.items() if key != "kind"}
@@ -122,9 +131,16 @@ def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: 
             )
         specs.append(
             TransformSpec(
-                name=name, field=raw["field"], path=path, kind=kind.name, family=kind.family, transform=transform,
-                labels=raw["labels"], digest=params_digest(kind.name, {"field": raw["field"], **transform.params()}),
-                line=doc.line(key_path), key_path=key_path,
+                name=name,
+                field=raw["field"],
+                path=path,
+                kind=kind.name,
+                family=kind.family,
+                transform=transform,
+                labels=raw["labels"],
+                digest=params_digest(kind.name, {"field": raw["field"], **transform.params()}),
+                line=doc.line(key_path),
+                key_path=key_path,
             )
         )
     declared = [spec.name for spec in specs]
@@ -136,15 +152,20 @@ def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: 
         if evaluator.transform not in seen:
             where = f"{evaluator.where.key_path}.transform"
             if not declared:
-                raise doc.error(where, f"no transform named '{evaluator.transform}': declare it under metamorphic.transforms")
+                raise doc.error(
+                    where, f"no transform named '{evaluator.transform}': declare it under metamorphic.transforms"
+                )
             raise doc.error(
                 where,
-                f"no transform named '{evaluator.transform}'{did_you_mean(evaluator.transform, declared)}; declared: {', '.join(declared)}",
+                f"no transform named '{evaluator.transform}'{did_you_mean(evaluator.transform, declared)}; declared: "
+                f"{', '.join(declared)}",
             )
     for rule in policy.rules:
         if rule.kind == "regression" and rule.criterion in relation_criteria:
             raise ConfigError(
-                rule.source, rule.line, f"{rule.key_path}.baseline",
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.baseline",
                 f"'{rule.criterion}' compares one version's outputs on original and transformed cases; a baseline "
                 "comparison of it is not supported: use max (or min) on the rate",
             )

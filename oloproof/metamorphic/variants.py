@@ -29,7 +29,8 @@ from oloproof.testset import TestSet
 LIMITATIONS = (
     "Metamorphic checks try only the declared transforms, at the declared size: a low flip rate says nothing about "
     "perturbations nobody declared, or about larger changes.",
-    "A flip rate over the test set's cases is not an attacker's search: a worst-case input near any case may still flip.",
+    "A flip rate over the test set's cases is not an attacker's search: a worst-case input near any case may still "
+    "flip.",
     "No robustness is certified: no bound is proven for any input; the flip rate is only a rate over these cases.",
 )
 
@@ -111,7 +112,13 @@ class VariantProvider:
     """Lazily computes (and caches) each transform's variant for one gate."""
 
     def __init__(
-        self, release: Release, testset: TestSet, store: RunStore, *, version: str, rerun: bool = False,
+        self,
+        release: Release,
+        testset: TestSet,
+        store: RunStore,
+        *,
+        version: str,
+        rerun: bool = False,
         on_batch: Callable[[int, int], None] | None = None,
     ) -> None:
         self.release = release
@@ -138,12 +145,15 @@ class VariantProvider:
         system = self.release.system
         if system.command is None or self.version != system.version:
             why = (
-                "release.yaml declares no system command" if system.command is None
+                "release.yaml declares no system command"
+                if system.command is None
                 else f"the declared command runs version '{system.version}', not '{self.version}'"
             )
             raise UsageError(
-                f"no run of version '{self.version}' on the cases transformed by '{name}' ({cases.testset.digest[:19]}…), "
-                f"and {why}: write them with `oloproof metamorphic cases {name} -o FILE`, run the system on them, and import "
+                f"no run of version '{self.version}' on the cases transformed by '{name}' "
+                f"({cases.testset.digest[:19]}…), "
+                f"and {why}: write them with `oloproof metamorphic cases {name} -o FILE`, run the system on them, and "
+                f"import "
                 f"the outputs with `oloproof metamorphic import {name} --outputs FILE --version {self.version}`"
             )
         record, outputs = execute(self.release, cases.testset, self.store, kind=run_kind(name), on_batch=self.on_batch)
@@ -151,16 +161,35 @@ class VariantProvider:
 
 
 def variant_of(
-    cases: TransformedSet, outputs: Mapping[str, dict[str, Any]], record: RunRecord | None, *, reused: bool, labels: LabelStatus
+    cases: TransformedSet,
+    outputs: Mapping[str, dict[str, Any]],
+    record: RunRecord | None,
+    *,
+    reused: bool,
+    labels: LabelStatus,
 ) -> Variant:
     """The evaluators' record of one transform's variant (plain data, see ``evaluators.base``)."""
     spec = cases.spec
     return Variant(
-        name=spec.name, kind=spec.kind, family=spec.family, input_field=spec.field, description=spec.transform.describe(),
-        params=spec.transform.params(), validated=spec.validated, applicable=cases.applicable,
-        not_applicable=cases.not_applicable, n_cases=len(cases.source), outputs=outputs,
-        run=None if record is None else VariantRun(
-            run_id=record.run_id, status=record.status, failure=record.failure, testset_digest=record.testset_digest,
+        name=spec.name,
+        kind=spec.kind,
+        family=spec.family,
+        input_field=spec.field,
+        description=spec.transform.describe(),
+        params=spec.transform.params(),
+        validated=spec.validated,
+        applicable=cases.applicable,
+        not_applicable=cases.not_applicable,
+        n_cases=len(cases.source),
+        outputs=outputs,
+        run=None
+        if record is None
+        else VariantRun(
+            run_id=record.run_id,
+            status=record.status,
+            failure=record.failure,
+            testset_digest=record.testset_digest,
         ),
-        reused=reused, labels=labels,
+        reused=reused,
+        labels=labels,
     )

@@ -87,7 +87,10 @@ def level_of(verdict: Verdict, fail_on: frozenset[Verdict]) -> Level | None:
 
 
 def collect(
-    result: GateResult, *, fail_on: frozenset[Verdict] = FAILING, path_of: Callable[[str], str | None] = lambda path: path
+    result: GateResult,
+    *,
+    fail_on: frozenset[Verdict] = FAILING,
+    path_of: Callable[[str], str | None] = lambda path: path,
 ) -> list[Annotation]:
     """Every annotation of a gate result, most severe first (the result's order among equals)."""
     found: list[tuple[int, Annotation]] = []
@@ -98,10 +101,19 @@ def collect(
         reasons = ", ".join(code for code in rule.reasons if code != "interval_clears_threshold")
         message = rule.sentence + (f"\nreasons: {reasons}" if reasons else "")
         file = path_of(rule.source)
-        found.append((len(found), Annotation(
-            level=level, title=f"oloproof: rule {rule.rule_id} is {rule.verdict.value}", message=message,
-            file=file, line=rule.line if file is not None else None, severity=rule.verdict.severity,
-        )))
+        found.append(
+            (
+                len(found),
+                Annotation(
+                    level=level,
+                    title=f"oloproof: rule {rule.rule_id} is {rule.verdict.value}",
+                    message=message,
+                    file=file,
+                    line=rule.line if file is not None else None,
+                    severity=rule.verdict.severity,
+                ),
+            )
+        )
     for report in result.checks:
         if report.verdict is None:
             continue
@@ -110,17 +122,31 @@ def collect(
             continue
         source = report.source or result.release.path
         file = path_of(source)
-        message = (report.sentence or report.status) + (f"\nreasons: {', '.join(report.reasons)}" if report.reasons else "")
-        found.append((len(found), Annotation(
-            level=level, title=f"oloproof: {report.title} is {report.verdict.value}", message=message,
-            file=file, line=report.line if file is not None else None, severity=report.verdict.severity,
-        )))
+        message = (report.sentence or report.status) + (
+            f"\nreasons: {', '.join(report.reasons)}" if report.reasons else ""
+        )
+        found.append(
+            (
+                len(found),
+                Annotation(
+                    level=level,
+                    title=f"oloproof: {report.title} is {report.verdict.value}",
+                    message=message,
+                    file=file,
+                    line=report.line if file is not None else None,
+                    severity=report.verdict.severity,
+                ),
+            )
+        )
     found.sort(key=lambda item: (_LEVEL_ORDER[item[1].level], -item[1].severity, item[0]))
     return [annotation for _, annotation in found]
 
 
 def capped(
-    annotations: Iterable[Annotation], *, cap: int = PER_LEVEL_CAP, more_hint: str = "see the job summary",
+    annotations: Iterable[Annotation],
+    *,
+    cap: int = PER_LEVEL_CAP,
+    more_hint: str = "see the job summary",
     used: Mapping[Level, int] | None = None,
 ) -> list[Annotation]:
     """At most ``cap`` per level, most severe first; one notice counts the rest.
@@ -139,21 +165,34 @@ def capped(
     notices = room["notice"]
     notice_room = notices if dropped == 0 and len(by_level["notice"]) <= notices else max(0, notices - 1)
     dropped += max(0, len(by_level["notice"]) - notice_room)
-    kept = by_level["error"][: room["error"]] + by_level["warning"][: room["warning"]] + by_level["notice"][:notice_room]
+    kept = (
+        by_level["error"][: room["error"]] + by_level["warning"][: room["warning"]] + by_level["notice"][:notice_room]
+    )
     if dropped and notices:
-        kept.append(Annotation(
-            level="notice", title="oloproof: more findings",
-            message=f"{dropped} more finding(s) are not shown as annotations (GitHub shows at most {cap} per level per step): {more_hint}.",
-        ))
+        kept.append(
+            Annotation(
+                level="notice",
+                title="oloproof: more findings",
+                message=(
+                    f"{dropped} more finding(s) are not shown as annotations (GitHub shows at most {cap} per level per "
+                    f"step): {more_hint}."
+                ),
+            )
+        )
     return kept
 
 
 def render(
-    result: GateResult, *, fail_on: frozenset[Verdict] = FAILING, path_of: Callable[[str], str | None] = lambda path: path,
+    result: GateResult,
+    *,
+    fail_on: frozenset[Verdict] = FAILING,
+    path_of: Callable[[str], str | None] = lambda path: path,
     extra: Sequence[Annotation] = (),
 ) -> str:
     """The workflow-command lines for the log, capped, one per line."""
-    lines = [annotation.command() for annotation in capped([*collect(result, fail_on=fail_on, path_of=path_of), *extra])]
+    lines = [
+        annotation.command() for annotation in capped([*collect(result, fail_on=fail_on, path_of=path_of), *extra])
+    ]
     return "".join(line + "\n" for line in lines)
 
 

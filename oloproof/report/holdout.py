@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 def score_line(read: HoldoutRead) -> str:
     """``holdout score: 0.708 (85/120), 95% interval [0.619, 0.787] (clopper-pearson, exact) — holdout set sha256:…``"""
     assert read.entry is not None and read.set_digest is not None
-    return f"holdout score: {entry_score(read.entry)}{interval_words(read.entry)} — holdout set {short(read.set_digest)}"
+    return (
+        f"holdout score: {entry_score(read.entry)}{interval_words(read.entry)} — holdout set {short(read.set_digest)}"
+    )
 
 
 def appended_line(read: HoldoutRead) -> str:
@@ -87,8 +89,10 @@ def status_items(status: HoldoutStatus) -> list[str | Table]:
         out.append(f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)")
         out.append(f"  {s.explanation()}")
         out.append(
-            "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the smallest "
-            "difference the set must settle (--delta 0.095 for 9.5 points) and declare it as holdout.budget in release.yaml"
+            "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the "
+            "smallest "
+            "difference the set must settle (--delta 0.095 for 9.5 points) and declare it as holdout.budget in "
+            "release.yaml"
         )
     out.extend(f"note: {note}" for note in (*state.notes, *status.notes))
     return out
@@ -100,29 +104,58 @@ def _reads_table(state: LogState) -> list[str | Table]:
 
     out: list[str | Table] = []
     first = state.reads[0].fields
-    same = all(entry.fields.set_digest == first.set_digest and entry.fields.criterion == first.criterion for entry in state.reads)
+    same = all(
+        entry.fields.set_digest == first.set_digest and entry.fields.criterion == first.criterion
+        for entry in state.reads
+    )
     if same:  # every score still names its set: once above the table, or in its own column
         out.append(f"reads of holdout set {short(first.set_digest)}, criterion {printable(first.criterion)}:")
     table = Table(header_style="bold")
-    for column in ("read", "when (UTC)", "who", "commit", "version", "holdout score", *(() if same else ("criterion", "set")), "reason"):
-        table.add_column(column, no_wrap=column in ("read", "holdout score"), overflow="fold", ratio=2 if column == "reason" else None)
+    for column in (
+        "read",
+        "when (UTC)",
+        "who",
+        "commit",
+        "version",
+        "holdout score",
+        *(() if same else ("criterion", "set")),
+        "reason",
+    ):
+        table.add_column(
+            column,
+            no_wrap=column in ("read", "holdout score"),
+            overflow="fold",
+            ratio=2 if column == "reason" else None,
+        )
     flagged = {problem.line for problem in (*state.problems, *state.acknowledged) if problem.line is not None}
     for entry in state.reads:
         fields = entry.fields
-        cells: list[Any] = [f"{entry.seq} !" if entry.line in flagged else str(entry.seq), entry.when[:16].replace("T", " ")]
-        cells += [Text(printable(fields.who)), Text(printable(fields.commit)), Text(printable(fields.version)), entry_score(entry)]
+        cells: list[Any] = [
+            f"{entry.seq} !" if entry.line in flagged else str(entry.seq),
+            entry.when[:16].replace("T", " "),
+        ]
+        cells += [
+            Text(printable(fields.who)),
+            Text(printable(fields.commit)),
+            Text(printable(fields.version)),
+            entry_score(entry),
+        ]
         if not same:
             cells += [Text(printable(fields.criterion)), short(fields.set_digest)]
         table.add_row(*cells, Text(printable(fields.reason)))
     out.append(table)
     if any(entry.line in flagged for entry in state.reads):
-        out.append("! the chain check found a problem at this entry's line (listed above, or acknowledged by a repair): do not trust it")
+        out.append(
+            "! the chain check found a problem at this entry's line (listed above, or acknowledged by a repair): do "
+            "not trust it"
+        )
     return out
 
 
 def repair_lines(before: LogState, entry: RepairEntry) -> list[str]:
     return [
-        f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {len(before.problems)} problem(s):",
+        f"appended a repair entry to {before.shown} (line {entry.line}) acknowledging {len(before.problems)} "
+        f"problem(s):",
         *(f"  {problem}" for problem in before.problems),
         f"reads used: {entry.reads_used}; the damaged lines are kept; reads are allowed again",
     ]
@@ -135,16 +168,28 @@ def budget_lines(release: Release, before: LogState, entry: BudgetEntry) -> list
         f"appended a budget entry to {before.shown} (line {entry.line}): budget {new} (logged before: "
         f"{old if before.budget_logged else 'nothing'}); {before.reads_used} read(s) used"
     ]
-    raised = entry.budget is None or (before.budget_logged and (before.logged_budget is not None and entry.budget > before.logged_budget))
+    raised = entry.budget is None or (
+        before.budget_logged and (before.logged_budget is not None and entry.budget > before.logged_budget)
+    )
     if raised:
-        out.append("note: raising a budget spends independence this holdout set may no longer have; a fresh set is the honest way on")
+        out.append(
+            "note: raising a budget spends independence this holdout set may no longer have; a fresh set is the "
+            "honest way on"
+        )
     declared = release.holdout.budget if release.holdout is not None else None
-    if (declared is None and entry.budget is not None) or (declared is not None and entry.budget is not None and declared > entry.budget):
-        out.append(f"note: declare holdout.budget: {new} in release.yaml (reads are refused while it exceeds the logged budget)")
+    if (declared is None and entry.budget is not None) or (
+        declared is not None and entry.budget is not None and declared > entry.budget
+    ):
+        out.append(
+            f"note: declare holdout.budget: {new} in release.yaml (reads are refused while it exceeds the logged "
+            f"budget)"
+        )
     elif declared is not None and (entry.budget is None or declared < entry.budget):
         out.append(
             f"note: release.yaml declares holdout.budget: {declared}, which stays in force while it is lower; "
-            f"declare holdout.budget: {new} there to use the logged budget" if entry.budget is not None else
-            f"note: release.yaml declares holdout.budget: {declared}, which stays in force; remove it to read without a budget"
+            f"declare holdout.budget: {new} there to use the logged budget"
+            if entry.budget is not None
+            else f"note: release.yaml declares holdout.budget: {declared}, which stays in force; "
+            "remove it to read without a budget"
         )
     return out

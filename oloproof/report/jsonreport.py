@@ -24,10 +24,14 @@ def to_json(result: GateResult) -> dict[str, Any]:
         ids = list(outcome.case_ids) if outcome.case_ids is not None else all_ids  # a transform's changed cases only
         missing = np.isnan(values)
         criteria[name] = {
-            "kind": outcome.kind, "n": int(values.size), "missing": int(missing.sum()),
+            "kind": outcome.kind,
+            "n": int(values.size),
+            "missing": int(missing.sum()),
             "missing_ids": [ids[i] for i in np.flatnonzero(missing)],
             "failed_ids": [ids[i] for i in np.flatnonzero(values == 0.0)],
-            "reasons": list(outcome.reasons), "notes": dict(outcome.notes), "details": dict(outcome.details),
+            "reasons": list(outcome.reasons),
+            "notes": dict(outcome.notes),
+            "details": dict(outcome.details),
         }
     return {
         "schema": GATE_SCHEMA,
@@ -36,25 +40,51 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "generated_at": result.generated_at,
         "checker": result.checker.to_json(),
         "config": {"path": release.path, "digest": release.digest},
-        "system": {"version": result.version, "declared_version": release.system.version, "command": release.system.command_text},
-        "testset": {"set": "dev", "path": testset.path, "digest": testset.digest, "n_cases": len(testset), "has_groups": testset.has_groups},
+        "system": {
+            "version": result.version,
+            "declared_version": release.system.version,
+            "command": release.system.command_text,
+        },
+        "testset": {
+            "set": "dev",
+            "path": testset.path,
+            "digest": testset.digest,
+            "n_cases": len(testset),
+            "has_groups": testset.has_groups,
+        },
         "policy": {
-            "confidence": release.policy.confidence, "allow_approximate_methods": release.policy.allow_approximate_methods,
+            "confidence": release.policy.confidence,
+            "allow_approximate_methods": release.policy.allow_approximate_methods,
             "source": release.policy.source,
         },
-        "run": None if run is None else {
-            "run_id": run.run_id, "version": run.version, "status": run.status, "reused": result.run_reused,
-            "failure": run.failure, "n_cases": run.n_cases, "n_outputs": run.n_outputs, "started_at": run.started_at,
-            "imported_from": run.imported_from, "checker": run.checker,
+        "run": None
+        if run is None
+        else {
+            "run_id": run.run_id,
+            "version": run.version,
+            "status": run.status,
+            "reused": result.run_reused,
+            "failure": run.failure,
+            "n_cases": run.n_cases,
+            "n_outputs": run.n_outputs,
+            "started_at": run.started_at,
+            "imported_from": run.imported_from,
+            "checker": run.checker,
             "checker_changed": run.checker != result.checker.to_json(),
         },
         "rules": [rule.to_json() for rule in result.rules],
         "checks": [
             {
-                "name": report.name, "title": report.title, "status": report.status,
-                "verdict": report.verdict.value if report.verdict else None, "reasons": list(report.reasons),
-                "sentence": report.sentence, "blocks": report.blocks, "invalidates": list(report.invalidates),
-                "lines": list(report.lines), "data": report.data,
+                "name": report.name,
+                "title": report.title,
+                "status": report.status,
+                "verdict": report.verdict.value if report.verdict else None,
+                "reasons": list(report.reasons),
+                "sentence": report.sentence,
+                "blocks": report.blocks,
+                "invalidates": list(report.invalidates),
+                "lines": list(report.lines),
+                "data": report.data,
             }
             for report in result.checks
         ],

@@ -16,18 +16,28 @@ def render(result: GateResult) -> str:
     failures = sum(1 for rule in result.rules if rule.verdict not in (Verdict.PASS, Verdict.BLOCKED))
     errors = sum(1 for rule in result.rules if rule.verdict is Verdict.BLOCKED)
     suite = ET.Element(
-        "testsuite", name=f"oloproof gate ({result.release.path})", tests=str(len(result.rules)),
-        failures=str(failures), errors=str(errors), skipped="0", timestamp=result.generated_at,
+        "testsuite",
+        name=f"oloproof gate ({result.release.path})",
+        tests=str(len(result.rules)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped="0",
+        timestamp=result.generated_at,
     )
     props = ET.SubElement(suite, "properties")
     for name, value in (
-        ("verdict", result.verdict.value), ("system.version", result.version),
-        ("testset.digest", result.testset.digest), ("config.digest", result.release.digest),
-        ("checker.version", result.checker.version), ("checker.source_digest", result.checker.source_digest),
+        ("verdict", result.verdict.value),
+        ("system.version", result.version),
+        ("testset.digest", result.testset.digest),
+        ("config.digest", result.release.digest),
+        ("checker.version", result.checker.version),
+        ("checker.source_digest", result.checker.source_digest),
     ):
         ET.SubElement(props, "property", name=name, value=value)
     for rule in result.rules:
-        case = ET.SubElement(suite, "testcase", classname=f"oloproof.{rule.criterion}", name=rule.rule_id, file=rule.source)
+        case = ET.SubElement(
+            suite, "testcase", classname=f"oloproof.{rule.criterion}", name=rule.rule_id, file=rule.source
+        )
         if rule.line is not None:
             case.set("line", str(rule.line))
         if rule.verdict is Verdict.PASS:

@@ -27,7 +27,13 @@ from oloproof.testset import Case
 from oloproof.transforms.image import load_image, resolve_image
 
 DIFF_LIMIT = 20_000  # characters; longer texts are shown without marks (difflib is quadratic)
-_BROWSER_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp", "BMP": "image/bmp"}
+_BROWSER_FORMATS = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+    "BMP": "image/bmp",
+}
 
 
 def _e(text: Any) -> str:
@@ -37,7 +43,6 @@ def _e(text: Any) -> str:
 def image_data_uri(value: Any, base_dir: Path) -> str:
     """An image input as a data: URI (re-encoded as PNG when browsers cannot show its format)."""
     from PIL import Image  # lazy: start-up
-
 
     path = resolve_image(value, base_dir)
     raw = path.read_bytes()
@@ -54,8 +59,10 @@ def _marked(text: str, other: str, *, side: str) -> str:
     """``text`` escaped, with the characters that differ from ``other`` wrapped in <del>/<ins>."""
     if len(text) + len(other) > DIFF_LIMIT:
         return _e(text)
-    matcher = difflib.SequenceMatcher(None, other, text, autojunk=False) if side == "after" else difflib.SequenceMatcher(
-        None, text, other, autojunk=False
+    matcher = (
+        difflib.SequenceMatcher(None, other, text, autojunk=False)
+        if side == "after"
+        else difflib.SequenceMatcher(None, text, other, autojunk=False)
     )
     tag = "ins" if side == "after" else "del"
     out: list[str] = []
@@ -79,7 +86,9 @@ def _value_html(variant: TransformedSet, case_id: str, *, side: str) -> str:
     return f"<pre>{_e(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())}</pre>"
 
 
-def render_page(variant: TransformedSet, labels: dict[str, Label] | None = None, *, labels_path: str | None = None) -> str:
+def render_page(
+    variant: TransformedSet, labels: dict[str, Label] | None = None, *, labels_path: str | None = None
+) -> str:
     """The page for ``variant``'s changed cases. Only current labels (``labels`` whose digest is
     that of the pair shown) are filled in; a label without a digest or made on another pair is
     not: the case is shown unlabelled, marked as needing a look, so exporting never re-binds a
@@ -102,28 +111,55 @@ def render_page(variant: TransformedSet, labels: dict[str, Label] | None = None,
             look = f'<span class="look">needs a look: labelled {was} {why}</span>'
         expected = orjson.dumps(cases[case_id].expected).decode()
         cards.append(
-            f'<section class="case" tabindex="-1" data-id="{_e(case_id)}" data-digest="{_e(digest)}" data-label="{state}">'
+            f'<section class="case" tabindex="-1" data-id="{_e(case_id)}" data-digest="{_e(digest)}"'
+            f' data-label="{state}">'
             f'<header><span class="n">{number}</span> <code class="id">{_e(case_id)}</code>'
             f' <span class="expected">expected <code>{_e(expected)}</code></span>{look}'
             f'<span class="state"></span></header>'
-            f'<div class="pair"><figure><figcaption>original</figcaption>{_value_html(variant, case_id, side="before")}</figure>'
-            f'<figure><figcaption>transformed</figcaption>{_value_html(variant, case_id, side="after")}</figure></div>'
+            f'<div class="pair"><figure><figcaption>original</figcaption>'
+            f"{_value_html(variant, case_id, side='before')}</figure>"
+            f"<figure><figcaption>transformed</figcaption>{_value_html(variant, case_id, side='after')}</figure></div>"
             f'<div class="buttons"><button type="button" class="yes">preserved <kbd>y</kbd></button>'
             f'<button type="button" class="no">changed meaning <kbd>n</kbd></button></div>'
             f"</section>"
         )
     export_name = Path(labels_path).name if labels_path else f"{spec.name}.labels.jsonl"
-    config = orjson.dumps({"file": export_name}).decode().replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    config = (
+        orjson.dumps({"file": export_name})
+        .decode()
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
     empty = "" if cards else '<p class="empty">This transform changed no case: there is nothing to label.</p>'
-    target = f"save the file as <code>{_e(labels_path)}</code>" if labels_path else (
-        f"save the file next to release.yaml and declare it as <code>labels:</code> of transform <code>{_e(spec.name)}</code>"
+    target = (
+        f"save the file as <code>{_e(labels_path)}</code>"
+        if labels_path
+        else (
+            f"save the file next to release.yaml and declare it as <code>labels:</code> of transform "
+            f"<code>{_e(spec.name)}</code>"
+        )
     )
     return _TEMPLATE.format(
-        title=_e(f"oloproof labels: {spec.name}"), name=_e(spec.name), kind=_e(spec.kind), field=_e(spec.field),
-        description=_e(spec.transform.describe()), n=len(cards), na=len(variant.not_applicable), cards="\n".join(cards),
-        empty=empty, config=config, target=target, css=_CSS, script=_SCRIPT, csp=CSP,
-        look="" if not looks else (
-            f' <strong>{looks} case(s) need a look</strong>: labelled before without a digest or on a different change, '
+        title=_e(f"oloproof labels: {spec.name}"),
+        name=_e(spec.name),
+        kind=_e(spec.kind),
+        field=_e(spec.field),
+        description=_e(spec.transform.describe()),
+        n=len(cards),
+        na=len(variant.not_applicable),
+        cards="\n".join(cards),
+        empty=empty,
+        config=config,
+        target=target,
+        css=_CSS,
+        script=_SCRIPT,
+        csp=CSP,
+        look=""
+        if not looks
+        else (
+            f" <strong>{looks} case(s) need a look</strong>: labelled before without a digest or on a different "
+            f"change, "
             "so not filled in; label them again."
         ),
     )
@@ -139,16 +175,21 @@ main{max-width:1100px;margin:0 auto;padding:1em}.intro{color:#444}
 .case.current{border-color:#2864c7;box-shadow:0 0 0 3px #2864c733}
 .case[data-label=yes]{background:#eef8f0}.case[data-label=no]{background:#fbeeee}
 .case header{display:flex;gap:.6em;align-items:baseline}.case .n{color:#777;font-variant-numeric:tabular-nums}
-.case .state{margin-left:auto;font-weight:600}.case[data-label=yes] .state{color:#1a6d2f}.case[data-label=no] .state{color:#a12222}
+.case .state{margin-left:auto;font-weight:600}
+.case[data-label=yes] .state{color:#1a6d2f}.case[data-label=no] .state{color:#a12222}
 .expected{color:#555;font-size:.9em}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1em;margin:.6em 0}figure{margin:0}
 figcaption{font-size:.8em;text-transform:uppercase;letter-spacing:.05em;color:#666}
 img{width:min(100%,360px);image-rendering:pixelated;border:1px solid #ccc;background:#fff}
-pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;border:1px solid #e2e2e2;padding:.5em;margin:.2em 0;font-size:.95em}
-ins{background:#c7f0cf;text-decoration:none;outline:1px solid #7cc48a}del{background:#f6cccc;text-decoration:line-through}
+pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;border:1px solid #e2e2e2;padding:.5em;margin:.2em 0;
+font-size:.95em}
+ins{background:#c7f0cf;text-decoration:none;outline:1px solid #7cc48a}
+del{background:#f6cccc;text-decoration:line-through}
 button{font:inherit;padding:.35em .9em;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer}
-.case[data-label=yes] button.yes{background:#1a6d2f;color:#fff}.case[data-label=no] button.no{background:#a12222;color:#fff}
-kbd{font:.8em ui-monospace,monospace;border:1px solid #aaa;border-radius:3px;padding:0 .3em;background:#f3f3f3;color:#222}
+.case[data-label=yes] button.yes{background:#1a6d2f;color:#fff}
+.case[data-label=no] button.no{background:#a12222;color:#fff}
+kbd{font:.8em ui-monospace,monospace;border:1px solid #aaa;border-radius:3px;padding:0 .3em;background:#f3f3f3;
+color:#222}
 .keys{font-size:.85em;color:#555}.empty{font-size:1.1em}
 .look{color:#8a5a00;font-size:.9em}.case[data-label=yes] .look,.case[data-label=no] .look{display:none}
 """
@@ -169,7 +210,8 @@ _SCRIPT = r"""
       if (label === "yes") { yes++; } else if (label === "no") { no++; }
       c.querySelector(".state").textContent = words(label);
     });
-    progress.textContent = (yes + no) + " / " + cases.length + " labelled (" + yes + " preserved, " + no + " changed meaning)";
+    progress.textContent = (yes + no) + " / " + cases.length + " labelled ("
+      + yes + " preserved, " + no + " changed meaning)";
   }
   function focus(i) {
     if (!cases.length) { return; }
@@ -225,13 +267,17 @@ _SCRIPT = r"""
 })();
 """
 
+
 def _csp_hash(source: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
 
 
 # No request of any kind (default-src 'none'); only this file's own style and script run, by
 # hash, so even a case string that escaped escaping could not execute.
-CSP = f"default-src 'none'; img-src data:; style-src {_csp_hash(_CSS)}; script-src {_csp_hash(_SCRIPT)}; base-uri 'none'; form-action 'none'"
+CSP = (
+    f"default-src 'none'; img-src data:; style-src {_csp_hash(_CSS)}; script-src {_csp_hash(_SCRIPT)}; "
+    "base-uri 'none'; form-action 'none'"
+)
 
 _TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
@@ -248,7 +294,8 @@ _TEMPLATE = """<!DOCTYPE html>
 <span class="progress" id="progress"></span>
 <button type="button" id="export">export labels <kbd>e</kbd></button>
 <span class="msg" id="msg" role="status"></span>
-<span class="keys"><kbd>y</kbd> preserved <kbd>n</kbd> changed meaning <kbd>u</kbd> clear <kbd>j</kbd>/<kbd>k</kbd> next/previous</span>
+<span class="keys"><kbd>y</kbd> preserved <kbd>n</kbd> changed meaning <kbd>u</kbd> clear
+<kbd>j</kbd>/<kbd>k</kbd> next/previous</span>
 </div>
 <main>
 <p class="intro"><strong>{kind}</strong> on input <code>{field}</code>: {description}. {n} case(s) changed

@@ -19,10 +19,16 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
     if result.key_sources:
         found = ", ".join(f"{key} as {where}" for key, where in sorted(result.key_sources.items()))
         lines.append(f"  found in the training data under other names: {found}")
-    lines.append(f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {result.jobs} process(es))")
+    lines.append(
+        f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {result.jobs} "
+        f"process(es))"
+    )
     if result.rows_malformed:
         more = ", …" if result.rows_malformed > len(result.malformed_lines) else ""
-        lines.append(f"malformed rows skipped: {result.rows_malformed:,} (lines {', '.join(map(str, result.malformed_lines))}{more})")
+        lines.append(
+            f"malformed rows skipped: {result.rows_malformed:,} (lines "
+            f"{', '.join(map(str, result.malformed_lines))}{more})"
+        )
     lines.append(f"cases checked: {result.n_cases}; found in the training data: {len(result.leaked_ids)}")
     if result.leaked_ids:
         lines.append("  " + id_list(result.leaked_ids, shown_ids))

@@ -110,7 +110,11 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
         counts[rule.verdict] = counts.get(rule.verdict, 0) + 1
     tally = ", ".join(f"{counts[v]} {v.value}" for v in sorted(counts, key=lambda v: -v.severity))
     lines = [f"## {ICON[result.verdict]} oloproof gate: {result.verdict.value}\n\n"]
-    sentence = f"{len(result.rules)} rule{'s' if len(result.rules) != 1 else ''}: {tally}." if result.rules else "No rules were decided."
+    sentence = (
+        f"{len(result.rules)} rule{'s' if len(result.rules) != 1 else ''}: {tally}."
+        if result.rules
+        else "No rules were decided."
+    )
     if fail_on is not None:
         failing = ", ".join(v.value for v in sorted(fail_on, key=lambda v: -v.severity)) or "none"
         if result.verdict in fail_on:
@@ -121,12 +125,17 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
     lines.append("| | |\n|---|---|\n")
     declared = f" (release.yaml declares {code(short(release.system.version))})" if result.version_differs else ""
     lines.append(f"| System | {code(short(result.version))}{declared} |\n")
-    lines.append(f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(_short_digest(testset.digest))} |\n")
+    lines.append(
+        f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(_short_digest(testset.digest))} |\n"
+    )
     if run is not None:
         how = "reused" if result.run_reused else "new"
         origin = f", imported from {code(short(run.imported_from))}" if run.imported_from else ""
         changed = " ⚠️ made by another checker version" if run.checker != result.checker.to_json() else ""
-        lines.append(f"| Run | {code(run.run_id)} ({how}{origin}): {esc(run.status)}, {run.n_outputs}/{run.n_cases} outputs{changed} |\n")
+        lines.append(
+            f"| Run | {code(run.run_id)} ({how}{origin}): {esc(run.status)}, {run.n_outputs}/{run.n_cases} "
+            f"outputs{changed} |\n"
+        )
     else:
         lines.append("| Run | none: the system was not run |\n")
     policy = release.policy
@@ -188,9 +197,17 @@ def _checks_blocks(result: GateResult) -> list[Block]:
     ]
     for order, report in enumerate(result.checks):
         verdict = verdict_badge(report.verdict) if report.verdict is not None else "—"
-        entries.append((rank.get(report.name, len(rank)), order, f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n"))
+        entries.append(
+            (rank.get(report.name, len(rank)), order, f"| {esc(report.title)} | {esc(report.status)} | {verdict} |\n")
+        )
     entries.sort()
-    blocks = [Block(head="### Checks\n\n| Check | Status | Verdict |\n|---|---|---|\n", rows=[row for *_, row in entries], name="checks")]
+    blocks = [
+        Block(
+            head="### Checks\n\n| Check | Status | Verdict |\n|---|---|---|\n",
+            rows=[row for *_, row in entries],
+            name="checks",
+        )
+    ]
     for report in sorted(result.checks, key=lambda report: rank.get(report.name, len(rank))):
         blocks.append(_check_detail(report))
     return blocks
@@ -239,7 +256,11 @@ def _metamorphic_block(result: GateResult) -> Block:
         entries = found.get(name)
         if not entries:
             compared = any(getattr(evaluator, "transform", None) == name for evaluator in result.release.evaluators)
-            why = "not measured: the system was not run" if compared else "no metamorphic_relation evaluator compares outputs under it"
+            why = (
+                "not measured: the system was not run"
+                if compared
+                else "no metamorphic_relation evaluator compares outputs under it"
+            )
             rows.append(f"| {code(name)} | — | — | — | — | {esc(why)} | — |\n")
             continue
         for criterion, info in entries:
@@ -249,13 +270,16 @@ def _metamorphic_block(result: GateResult) -> Block:
             status = str(info.get("status"))
             readers = " ".join(code(rule_id) for rule_id in read_by.get(criterion, [])) or "none (reported only)"
             rows.append(
-                f"| {code(name)}<br><sub>{esc(info.get('kind'))} on {esc(info.get('input_field'))}</sub> | {code(criterion)} | "
-                f"{'—' if not isinstance(rate, (int, float)) else f'{rate:.3f}'} | {esc(answered)} | {esc(info.get('not_applicable'))} | "
+                f"| {code(name)}<br><sub>{esc(info.get('kind'))} on {esc(info.get('input_field'))}</sub> | "
+                f"{code(criterion)} | "
+                f"{'—' if not isinstance(rate, (int, float)) else f'{rate:.3f}'} | {esc(answered)} | "
+                f"{esc(info.get('not_applicable'))} | "
                 f"{esc(LABEL_STATUS.get(status, status))} | {readers} |\n"
             )
     head = (
         "### Metamorphic flip rates\n\n"
-        "Flips over the dev-set cases each declared transform changed; a rule decides on a rate only when its transform is "
+        "Flips over the dev-set cases each declared transform changed; a rule decides on a rate only when its "
+        "transform is "
         "validated.\n\n"
         "| Transform | Criterion | Flip rate | Flips / answered | Not applicable | Status | Read by |\n"
         "|---|---|--:|--:|--:|---|---|\n"
@@ -344,11 +368,19 @@ def render(
     full = _header(result, fail_on) + "".join(block.full() for block in _body(result, notes, severe_first=False))
     if len(full.encode("utf-8")) <= limit:
         return full
-    return _trimmed(result, limit=limit, fail_on=fail_on, notes=notes, full_report=full_report, full_size=len(full.encode("utf-8")))
+    return _trimmed(
+        result, limit=limit, fail_on=fail_on, notes=notes, full_report=full_report, full_size=len(full.encode("utf-8"))
+    )
 
 
 def _trimmed(
-    result: GateResult, *, limit: int, fail_on: frozenset[Verdict] | None, notes: Sequence[str], full_report: str | None, full_size: int
+    result: GateResult,
+    *,
+    limit: int,
+    fail_on: frozenset[Verdict] | None,
+    notes: Sequence[str],
+    full_report: str | None,
+    full_size: int,
 ) -> str:
     header = _header(result, fail_on, cut=200)
     where = f"the full report is in {code(full_report)}" if full_report else "the JSON report holds every detail"

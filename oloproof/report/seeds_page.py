@@ -19,21 +19,28 @@ def render(result: SeedsResult) -> str:
     usable = [cp for cp in result.checkpoints if cp.problem is None]
     unstable = set(result.recipe.unstable_cases) if result.recipe else set()
     matrix = result.matrix
-    head_cells = "".join(f"<th>{html.escape(cp.name)}<br><small>{html.escape(cp.run.version if cp.run else '')}</small></th>" for cp in usable)
+    head_cells = "".join(
+        f"<th>{html.escape(cp.name)}<br><small>{html.escape(cp.run.version if cp.run else '')}</small></th>"
+        for cp in usable
+    )
     rows: list[str] = []
     for index, case_id in enumerate(ids):
         cells = []
         for column in range(len(usable)):
             value = matrix[index, column] if matrix is not None else np.nan
-            text, cls = ("—", "missing") if np.isnan(value) else (("pass", "pass") if value >= 0.5 else ("fail", "fail"))
+            text, cls = (
+                ("—", "missing") if np.isnan(value) else (("pass", "pass") if value >= 0.5 else ("fail", "fail"))
+            )
             cells.append(f'<td class="{cls}">{text}</td>')
         flag = ' class="unstable"' if index in unstable else ""
         rows.append(f"<tr{flag}><th scope=row>{html.escape(case_id)}</th>{''.join(cells)}</tr>")
     rule = result.rule
     interval = rule.interval
     summary = (
-        f"{html.escape(rule.verdict.value)} — {html.escape(rule.sentence)}" if interval is None
-        else f"{html.escape(rule.verdict.value)}: {interval.estimate:.1%} [{interval.low:.1%}, {interval.high:.1%}] — {html.escape(rule.sentence)}"
+        f"{html.escape(rule.verdict.value)} — {html.escape(rule.sentence)}"
+        if interval is None
+        else f"{html.escape(rule.verdict.value)}: {interval.estimate:.1%} [{interval.low:.1%}, {interval.high:.1%}] "
+        f"— {html.escape(rule.sentence)}"
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -48,7 +48,9 @@ def build(result: GateResult) -> Group:
     for rule in result.rules:
         interval = rule.interval
         estimate = f"{interval.estimate:.3f}" if interval else "-"
-        bounds = f"[{interval.low:.3f}, {interval.high:.3f}]" + ("*" if interval.approximate else "") if interval else "-"
+        bounds = (
+            f"[{interval.low:.3f}, {interval.high:.3f}]" + ("*" if interval.approximate else "") if interval else "-"
+        )
         if rule.kind == "min":
             threshold = f">= {rule.threshold:g}"
         elif rule.kind == "max":
@@ -58,10 +60,26 @@ def build(result: GateResult) -> Group:
         else:
             threshold = "-"
         reasons = ", ".join(code for code in rule.reasons if code not in ("interval_clears_threshold",))
-        table.add_row(rule.rule_id, rule.criterion, estimate, bounds, threshold, Text(rule.verdict.value, style=STYLE[rule.verdict]), reasons)
+        table.add_row(
+            rule.rule_id,
+            rule.criterion,
+            estimate,
+            bounds,
+            threshold,
+            Text(rule.verdict.value, style=STYLE[rule.verdict]),
+            reasons,
+        )
     for report in result.checks:
         if report.verdict is not None:
-            table.add_row(f"[{report.name}]", "-", "-", "-", "-", Text(report.verdict.value, style=STYLE[report.verdict]), ", ".join(report.reasons))
+            table.add_row(
+                f"[{report.name}]",
+                "-",
+                "-",
+                "-",
+                "-",
+                Text(report.verdict.value, style=STYLE[report.verdict]),
+                ", ".join(report.reasons),
+            )
     parts.append(table)
     if any(rule.interval is not None and rule.interval.approximate for rule in result.rules):
         parts.append(Text("* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
@@ -117,7 +135,10 @@ def metamorphic_lines(result: GateResult) -> Text:
     if text.plain:
         head = Text("metamorphic: ", style="bold")
         head.append("flip rates over the cases each transform changed\n")
-        tail = Text("  only the declared transforms at the declared size; not an attacker's search; no certified robustness", style="dim")
+        tail = Text(
+            "  only the declared transforms at the declared size; not an attacker's search; no certified robustness",
+            style="dim",
+        )
         return Text.assemble(head, text, tail)
     return text
 
@@ -130,4 +151,3 @@ def render(result: GateResult, *, width: int = 120) -> str:
 
 def print_result(result: GateResult, console: Console) -> None:
     console.print(build(result))
-

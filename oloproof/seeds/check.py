@@ -62,11 +62,19 @@ class SeedsResult:
         return {
             "schema": "oloproof.seeds/1",
             "recipe": self.spec.recipe,
-            "testset": {"set": "dev", "path": self.testset.path, "digest": self.testset.digest, "n_cases": len(self.testset)},
+            "testset": {
+                "set": "dev",
+                "path": self.testset.path,
+                "digest": self.testset.digest,
+                "n_cases": len(self.testset),
+            },
             "checkpoints": [
                 {
-                    "name": cp.name, "ref": cp.ref, "run_id": cp.run.run_id if cp.run else None,
-                    "version": cp.run.version if cp.run else None, "status": cp.run.status if cp.run else None,
+                    "name": cp.name,
+                    "ref": cp.ref,
+                    "run_id": cp.run.run_id if cp.run else None,
+                    "version": cp.run.version if cp.run else None,
+                    "status": cp.run.status if cp.run else None,
                     "problem": cp.problem,
                     "pass_rate": recipe.seed_pass_rates[usable.index(cp)] if recipe and cp in usable else None,
                     "missing": recipe.seed_missing[usable.index(cp)] if recipe and cp in usable else None,
@@ -98,7 +106,8 @@ def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> t
             continue
         if record.testset_digest != testset.digest:
             raise UsageError(
-                f"seeds: checkpoint {name} ({ref} = run {record.run_id}) was made on test set {record.testset_digest[:19]}…, "
+                f"seeds: checkpoint {name} ({ref} = run {record.run_id}) was made on test set "
+                f"{record.testset_digest[:19]}…, "
                 f"not on {testset.path} ({testset.digest[:19]}…): every checkpoint must run the same test set"
             )
         if record.version in seen_versions:
@@ -112,7 +121,11 @@ def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> t
 
 
 def decide_recipe(
-    spec: SeedsSpec, release: Release, policy: Policy, testset: TestSet, store: RunStore,
+    spec: SeedsSpec,
+    release: Release,
+    policy: Policy,
+    testset: TestSet,
+    store: RunStore,
     checkpoints: tuple[Checkpoint, ...] | None = None,
 ) -> SeedsResult:
     """Decide the recipe rule; ``checkpoints`` resolved earlier (the gate resolves them before
@@ -122,19 +135,34 @@ def decide_recipe(
     from oloproof.stats.seeds import recipe_interval  # lazy: start-up (scipy)
 
     rule = spec.rule
-    evaluator = require_criterion(release.criteria(), rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion", single_run=True)
+    evaluator = require_criterion(
+        release.criteria(), rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion", single_run=True
+    )
     if checkpoints is None:
         checkpoints = resolve_checkpoints(spec, store, testset)
     usable = [cp for cp in checkpoints if cp.problem is None]
-    common = dict(rule_id=rule.id, criterion=rule.criterion, kind=rule.kind, threshold=rule.threshold, n=len(testset),
-                  source=rule.source, line=rule.line)
+    common = dict(
+        rule_id=rule.id,
+        criterion=rule.criterion,
+        kind=rule.kind,
+        threshold=rule.threshold,
+        n=len(testset),
+        source=rule.source,
+        line=rule.line,
+    )
     unresolved = [cp for cp in checkpoints if cp.problem is not None]
     if unresolved:
         names = ", ".join(f"{cp.name} ({cp.problem})" for cp in unresolved)
         result = RuleResult(
-            verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=("seed_runs_missing",), interval=None, passes=None, missing=0,
-            resolution=None, sentence=f"recipe {spec.recipe}: no run for {names}; run each checkpoint, e.g. "
-            "`oloproof run --version NAME --command '...'`.", **common,  # type: ignore[arg-type]
+            verdict=Verdict.INSUFFICIENT_EVIDENCE,
+            reasons=("seed_runs_missing",),
+            interval=None,
+            passes=None,
+            missing=0,
+            resolution=None,
+            sentence=f"recipe {spec.recipe}: no run for {names}; run each checkpoint, e.g. "
+            "`oloproof run --version NAME --command '...'`.",
+            **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=None)
 
@@ -149,9 +177,16 @@ def decide_recipe(
         reasons.extend(code for code in outcome.reasons if code not in reasons)
     if any(outcome.kind != "binary" for outcome in outcomes):
         result = RuleResult(
-            verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method", *reasons), interval=None, passes=None,
-            missing=int(np.isnan(matrix).sum()), resolution=None,
-            sentence=f"recipe {spec.recipe}: {rule.criterion} holds scores, and the seeds interval is for pass/fail outcomes; review by hand.",
+            verdict=Verdict.MANUAL_REVIEW,
+            reasons=("approximate_method", *reasons),
+            interval=None,
+            passes=None,
+            missing=int(np.isnan(matrix).sum()),
+            resolution=None,
+            sentence=(
+                f"recipe {spec.recipe}: {rule.criterion} holds scores, and the seeds interval is for pass/fail "
+                "outcomes; review by hand."
+            ),
             **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
@@ -161,8 +196,14 @@ def decide_recipe(
 
 
 def _verdict(
-    spec: SeedsSpec, rule: Rule, policy: Policy, recipe: RecipeResult | None, matrix: np.ndarray, reasons: list[str],
-    interval_text: Any, common: dict[str, Any],
+    spec: SeedsSpec,
+    rule: Rule,
+    policy: Policy,
+    recipe: RecipeResult | None,
+    matrix: np.ndarray,
+    reasons: list[str],
+    interval_text: Any,
+    common: dict[str, Any],
 ) -> RuleResult:
     import numpy as np  # lazy: start-up
 
@@ -170,7 +211,9 @@ def _verdict(
     missing = int(np.isnan(matrix).sum())
     if missing:
         reasons.append("missing_outputs")
-    rates = ", ".join(f"{rate:.1%}" if rate is not None else "failed" for rate in (recipe.seed_pass_rates if recipe else ()))
+    rates = ", ".join(
+        f"{rate:.1%}" if rate is not None else "failed" for rate in (recipe.seed_pass_rates if recipe else ())
+    )
     head = f"recipe {spec.recipe} across {k} seed(s)"
     if recipe is not None:
         head += f" ({rates}): {rule.criterion} is {recipe.interval.estimate:.3f}, {interval_text(recipe.interval)}"
@@ -178,26 +221,50 @@ def _verdict(
     interval = recipe.interval if recipe else None
 
     def result(verdict: Verdict, codes: list[str], sentence: str) -> RuleResult:
-        return RuleResult(verdict=verdict, reasons=tuple(codes), sentence=sentence, interval=interval, passes=None,
-                          missing=missing, resolution=None, details=details, **common)
+        return RuleResult(
+            verdict=verdict,
+            reasons=tuple(codes),
+            sentence=sentence,
+            interval=interval,
+            passes=None,
+            missing=missing,
+            resolution=None,
+            details=details,
+            **common,
+        )
 
     if k < MIN_SEEDS:
-        return result(Verdict.INSUFFICIENT_EVIDENCE, ["too_few_seeds", *reasons],
-                      f"{head}; fewer than {MIN_SEEDS} seeds cannot judge a recipe (about five are needed for any verdict).")
+        return result(
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ["too_few_seeds", *reasons],
+            f"{head}; fewer than {MIN_SEEDS} seeds cannot judge a recipe (about five are needed for any verdict).",
+        )
     assert recipe is not None
     if any(code in INVALIDATING for code in reasons):
-        return result(Verdict.INSUFFICIENT_EVIDENCE, reasons, f"{head}; the evidence is invalid, so the recipe is not judged.")
+        return result(
+            Verdict.INSUFFICIENT_EVIDENCE, reasons, f"{head}; the evidence is invalid, so the recipe is not judged."
+        )
     if not policy.allow_approximate_methods:
-        return result(Verdict.MANUAL_REVIEW, [*reasons, "approximate_method"],
-                      f"{head}; the seeds interval is approximate: set allow_approximate_methods: true to let it decide.")
+        return result(
+            Verdict.MANUAL_REVIEW,
+            [*reasons, "approximate_method"],
+            f"{head}; the seeds interval is approximate: set allow_approximate_methods: true to let it decide.",
+        )
     threshold, relation = rule.threshold, rule.kind
     side = side_of(rule.kind, threshold, recipe.interval)
     if side == "clears":
-        return result(Verdict.PASS, ["interval_clears_threshold", *reasons], f"{head}: it clears {relation} {threshold:g}.")
+        return result(
+            Verdict.PASS, ["interval_clears_threshold", *reasons], f"{head}: it clears {relation} {threshold:g}."
+        )
     if side == "misses":
-        return result(Verdict.FAIL, ["interval_misses_threshold", *reasons], f"{head}: it misses {relation} {threshold:g}.")
-    return result(Verdict.INSUFFICIENT_EVIDENCE, ["interval_straddles_threshold", *reasons],
-                  f"{head} contains {relation} {threshold:g}: more seeds narrow it (seed noise does not shrink with more cases).")
+        return result(
+            Verdict.FAIL, ["interval_misses_threshold", *reasons], f"{head}: it misses {relation} {threshold:g}."
+        )
+    return result(
+        Verdict.INSUFFICIENT_EVIDENCE,
+        ["interval_straddles_threshold", *reasons],
+        f"{head} contains {relation} {threshold:g}: more seeds narrow it (seed noise does not shrink with more cases).",
+    )
 
 
 class SeedsCheck(GateCheck):
@@ -216,13 +283,19 @@ class SeedsCheck(GateCheck):
         # seed runs, never the run this gate is about to add.
         self._checkpoints = resolve_checkpoints(spec, ctx.store, ctx.testset)
         return CheckReport(
-            name="seeds", title="Recipe across seeds",
-            status=f"recipe {spec.recipe}: {len(spec.checkpoints)} checkpoint(s) ({', '.join(name for name, _ in spec.checkpoints)})",
+            name="seeds",
+            title="Recipe across seeds",
+            status=(
+                f"recipe {spec.recipe}: {len(spec.checkpoints)} checkpoint(s) "
+                f"({', '.join(name for name, _ in spec.checkpoints)})"
+            ),
         )
 
     def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
         spec = ctx.release.seeds
         if spec is None:
             return []
-        result = decide_recipe(spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store, checkpoints=self._checkpoints)
+        result = decide_recipe(
+            spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store, checkpoints=self._checkpoints
+        )
         return [result.rule]

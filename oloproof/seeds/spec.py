@@ -14,7 +14,8 @@ SEEDS = Obj(
         "recipe": Prop(Scalar("str", nonempty=True), required=True, doc="Name of the training recipe."),
         "checkpoints": Prop(
             MapOf(Scalar("str", nonempty=True), min_items=1),
-            required=True, doc="Checkpoint name -> run ref (latest~N, version:NAME, a run id), one per seed.",
+            required=True,
+            doc="Checkpoint name -> run ref (latest~N, version:NAME, a run id), one per seed.",
         ),
         "rule": Prop(RULE, required=True, doc="The recipe's rule: a min or max on one pass/fail criterion."),
     },
@@ -40,4 +41,6 @@ def parse_seeds(doc: Document, prefix: str = "") -> SeedsSpec:
 
 
 def load_seeds_file(path: Path, shown: str) -> SeedsSpec:
-    return parse_seeds(validate_text(read_text(path, shown), SEEDS, path=shown, empty_message="the seeds file is empty"))
+    return parse_seeds(
+        validate_text(read_text(path, shown), SEEDS, path=shown, empty_message="the seeds file is empty")
+    )

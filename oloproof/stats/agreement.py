@@ -45,9 +45,7 @@ class AgreementResult:
     kappa_interval: Interval | None
 
 
-def judge_agreement(
-    judge: Sequence[Hashable], human: Sequence[Hashable], *, confidence: float
-) -> AgreementResult:
+def judge_agreement(judge: Sequence[Hashable], human: Sequence[Hashable], *, confidence: float) -> AgreementResult:
     """Agreement between ``judge`` and ``human`` labels, given case by case in the same order.
 
     Labels are any hashable values compared with ``==`` (``None`` is a label like any other;

@@ -81,9 +81,7 @@ def clopper_pearson(passes: int, n: int, *, confidence: float, missing: int = 0)
     check_count("passes", passes)
     check_count("missing", missing)
     if passes + missing > n:
-        raise ValueError(
-            f"passes + missing must be <= n, got passes={passes}, missing={missing}, n={n}"
-        )
+        raise ValueError(f"passes + missing must be <= n, got passes={passes}, missing={missing}, n={n}")
     tail = (1.0 - level) / 2.0
     answered = n - missing
     estimate = passes / answered if answered > 0 else 0.0

@@ -84,9 +84,7 @@ def _fill(full: NDArray[np.float64], mask: NDArray[np.bool_], value: float) -> N
     return np.where(mask, value, full)
 
 
-def _interval(
-    estimate: float, low: float, high: float, level: float, method: str, approximate: bool
-) -> Interval:
+def _interval(estimate: float, low: float, high: float, level: float, method: str, approximate: bool) -> Interval:
     return Interval(
         estimate=estimate,
         low=min(max(low, 0.0), estimate),
@@ -162,9 +160,7 @@ def _betting_lower(x: NDArray[np.float64], alpha: float) -> float:
     return excluded
 
 
-def _insert_at_random(
-    given: NDArray[np.float64], count: int, rng: np.random.Generator
-) -> NDArray[np.float64]:
+def _insert_at_random(given: NDArray[np.float64], count: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """``given`` in its order, with ``count`` NaNs at uniformly random places among all n."""
     n = given.size + count
     slots = np.zeros(n, dtype=bool)
@@ -221,9 +217,7 @@ def bounded_mean_betting(
 # Hoeffding
 
 
-def bounded_mean_hoeffding(
-    scores: Scores, *, confidence: float, missing: int = 0
-) -> Interval:
+def bounded_mean_hoeffding(scores: Scores, *, confidence: float, missing: int = 0) -> Interval:
     """Exact but conservative interval for the mean of scores in [0, 1]: Hoeffding's bound.
 
     mean ± √(log(2/α) / (2n)) (Hoeffding 1963, Theorem 2, range 1, each side at α/2), clipped to

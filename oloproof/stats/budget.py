@@ -104,10 +104,7 @@ def suggested_holdout_budget(
     alpha = round(1.0 - level, 12)  # 1 − 0.95 is 0.050000000000000044 in binary floating point
     if delta is None:
         used_delta = paired_mdd(n, psi=psi, confidence=level, power=DEFAULT_POWER)
-        source = (
-            f"the paired minimum detectable difference at {DEFAULT_POWER:.0%} power for n = {n}, "
-            f"{MDD_FORMULA}"
-        )
+        source = f"the paired minimum detectable difference at {DEFAULT_POWER:.0%} power for n = {n}, {MDD_FORMULA}"
     else:
         used_delta = _check_fraction("delta", delta)
         source = "given"

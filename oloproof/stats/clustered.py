@@ -66,9 +66,7 @@ def _check_inputs(
     mask = np.isnan(values)
     if missing is not None:
         if len(missing) != n:
-            raise ValueError(
-                f"missing must have one entry per score: {len(missing)} flags, {n} scores"
-            )
+            raise ValueError(f"missing must have one entry per score: {len(missing)} flags, {n} scores")
         mask |= np.asarray(missing, dtype=bool)
     answered = values[~mask]
     bad = ~((answered == 0.0) | (answered == 1.0))

@@ -70,9 +70,7 @@ def mover_difference(d_dev: Interval, d_hold: Interval, *, confidence: float) ->
     level = check_confidence(confidence)
     for name, interval in (("d_dev", d_dev), ("d_hold", d_hold)):
         if not math.isclose(interval.level, level, rel_tol=0.0, abs_tol=1e-12):
-            raise ValueError(
-                f"{name}.level must equal confidence ({level}) for MOVER, got {interval.level}"
-            )
+            raise ValueError(f"{name}.level must equal confidence ({level}) for MOVER, got {interval.level}")
         if not (interval.low <= interval.estimate <= interval.high):
             raise ValueError(
                 f"{name} must satisfy low <= estimate <= high, got "
@@ -144,9 +142,7 @@ def _collapse(
             largest.extend(thin)
         else:
             groups = [names]
-    return tuple(
-        StratumGroup(strata=tuple(sorted(g)), weight=sum(weights[h] for h in g)) for g in groups
-    )
+    return tuple(StratumGroup(strata=tuple(sorted(g)), weight=sum(weights[h] for h in g)) for g in groups)
 
 
 def _check_rate_strata(passes_by_stratum: Mapping[str, tuple[float, int]]) -> None:
@@ -160,9 +156,7 @@ def _check_rate_strata(passes_by_stratum: Mapping[str, tuple[float, int]]) -> No
         if isinstance(passes, bool) or not isinstance(passes, (int, float)):
             raise TypeError(f"passes_by_stratum[{name!r}] passes must be a number, got {passes!r}")
         if not (0.0 <= passes <= n):
-            raise ValueError(
-                f"passes_by_stratum[{name!r}] passes must lie in [0, n] = [0, {n}], got {passes!r}"
-            )
+            raise ValueError(f"passes_by_stratum[{name!r}] passes must lie in [0, n] = [0, {n}], got {passes!r}")
 
 
 def rate_strata_groups(
@@ -281,9 +275,7 @@ def paired_strata_groups(
         raise ValueError("counts_by_stratum must name at least one stratum")
     for name, table in counts_by_stratum.items():
         if not isinstance(table, PairedCounts):
-            raise TypeError(
-                f"counts_by_stratum[{name!r}] must be a PairedCounts, got {type(table).__name__}"
-            )
+            raise TypeError(f"counts_by_stratum[{name!r}] must be a PairedCounts, got {type(table).__name__}")
     w = _normalised_weights(weights, counts_by_stratum)
     empty = PairedCounts(n=0, b=0, c=0, both=0, neither=0, missing=0)
 
@@ -317,9 +309,7 @@ def reweighted_paired_difference(
     level = check_confidence(confidence)
     groups = paired_strata_groups(counts_by_stratum, weights)
     empty = PairedCounts(n=0, b=0, c=0, both=0, neither=0, missing=0)
-    tables = [
-        (g.weight, _sum_counts([counts_by_stratum.get(h, empty) for h in g.strata])) for g in groups
-    ]
+    tables = [(g.weight, _sum_counts([counts_by_stratum.get(h, empty) for h in g.strata])) for g in groups]
     if len(tables) == 1:
         table = tables[0][1]
         if table.n == 0:

@@ -89,9 +89,7 @@ def _outcome(name: str, index: int, value: object) -> bool | None:
         return None
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise TypeError(
-        f"{name}[{index}] must be True, False or None (missing output), got {value!r}"
-    )
+    raise TypeError(f"{name}[{index}] must be True, False or None (missing output), got {value!r}")
 
 
 def paired_counts(
@@ -126,9 +124,7 @@ def paired_counts(
     if impute not in ("conservative", "optimistic"):
         raise ValueError(f"impute must be 'conservative' or 'optimistic', got {impute!r}")
     if len(old) != len(new):
-        raise ValueError(
-            f"old and new must score the same cases: len(old) = {len(old)}, len(new) = {len(new)}"
-        )
+        raise ValueError(f"old and new must score the same cases: len(old) = {len(old)}, len(new) = {len(new)}")
     # Conservative: missing new -> fail, missing old -> pass; optimistic is the mirror image.
     fill_new = impute == "optimistic"
     fill_old = impute == "conservative"

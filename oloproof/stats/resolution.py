@@ -44,9 +44,7 @@ def _check_power(power: float, tail: float) -> float:
     return power
 
 
-def _critical_min(
-    ns: NDArray[np.int64], threshold: float, tail: float
-) -> NDArray[np.int64]:
+def _critical_min(ns: NDArray[np.int64], threshold: float, tail: float) -> NDArray[np.int64]:
     """Smallest pass count x with CP lower(x, n) ≥ threshold, per n; n + 1 where none exists.
 
     First guess from the binomial tail (CP duality: lower(x, n) ≥ t iff P(X ≥ x | t) ≤ tail,
@@ -66,9 +64,7 @@ def _critical_min(
     raise RuntimeError("critical count search did not converge")  # pragma: no cover
 
 
-def _critical_max(
-    ns: NDArray[np.int64], threshold: float, tail: float
-) -> NDArray[np.int64]:
+def _critical_max(ns: NDArray[np.int64], threshold: float, tail: float) -> NDArray[np.int64]:
     """Largest event count x with CP upper(x, n) ≤ threshold, per n; −1 where none exists."""
     # upper(x, n) ≤ t iff P(X ≤ x | t) ≤ tail (CP duality), i.e. x ≤ binom.ppf(tail, n, t) − 1.
     guess = np.asarray(stats.binom.ppf(tail, ns, threshold), dtype=np.float64)
@@ -84,9 +80,7 @@ def _critical_max(
     raise RuntimeError("critical count search did not converge")  # pragma: no cover
 
 
-def detectable_distance(
-    n: int, threshold: float, *, side: Side, confidence: float, power: float = 0.8
-) -> float | None:
+def detectable_distance(n: int, threshold: float, *, side: Side, confidence: float, power: float = 0.8) -> float | None:
     """Smallest distance d such that a true rate d beyond the threshold PASSes with ``power``.
 
     For ``side="min"`` the true rate is ``threshold + d``, for ``"max"`` it is
@@ -133,9 +127,7 @@ def _power_at(
     return np.where(x < 0, 0.0, result).astype(np.float64)
 
 
-def cases_needed(
-    threshold: float, true_rate: float, *, side: Side, confidence: float, power: float = 0.8
-) -> int:
+def cases_needed(threshold: float, true_rate: float, *, side: Side, confidence: float, power: float = 0.8) -> int:
     """Smallest n at which a run with this true rate PASSes the rule with probability ≥ power.
 
     Exact binomial scan over n (vectorised in blocks). Because pass counts are integers the
@@ -152,13 +144,9 @@ def cases_needed(
     tail = (1.0 - check_confidence(confidence)) / 2.0
     power = _check_power(power, tail)
     if side == "min" and not true_rate > threshold:
-        raise ValueError(
-            f"true_rate must be above the min threshold, got {true_rate!r} <= {threshold!r}"
-        )
+        raise ValueError(f"true_rate must be above the min threshold, got {true_rate!r} <= {threshold!r}")
     if side == "max" and not true_rate < threshold:
-        raise ValueError(
-            f"true_rate must be below the max threshold, got {true_rate!r} >= {threshold!r}"
-        )
+        raise ValueError(f"true_rate must be below the max threshold, got {true_rate!r} >= {threshold!r}")
     start = 1
     block = 1024
     while start <= MAX_CASES:
@@ -174,9 +162,7 @@ def cases_needed(
     )
 
 
-def paired_mdd(
-    n: int, *, psi: float = 0.117, confidence: float = 0.95, power: float = 0.8
-) -> float:
+def paired_mdd(n: int, *, psi: float = 0.117, confidence: float = 0.95, power: float = 0.8) -> float:
     """Minimum detectable difference of a paired comparison on n shared cases.
 
     (z_{1−α/2} + z_power) · √(ψ/n), a proportion (multiply by 100 for points); ψ is the

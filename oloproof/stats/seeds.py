@@ -96,9 +96,7 @@ def _as_matrix(name: str, values: np.ndarray, *, allow_nan: bool) -> np.ndarray:
     bad = ~missing & (matrix != 0.0) & (matrix != 1.0)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(
-            f"{name}[{i}, {j}] must be 0 or 1 (NaN for a missing output), got {matrix[i, j]!r}"
-        )
+        raise ValueError(f"{name}[{i}, {j}] must be 0 or 1 (NaN for a missing output), got {matrix[i, j]!r}")
     return matrix
 
 
@@ -130,9 +128,7 @@ def _anova(y: np.ndarray, t_level: float, df_rule: DegreesOfFreedom) -> tuple[An
     elif variance_sum == combined:
         # Satterthwaite (1946): df of a linear combination Σ a_i MS_i is
         # (Σ a_i MS_i)² / Σ (a_i MS_i)²/df_i, here with a = (1, 1, −1).
-        denominator = (
-            ms_case**2 / (n - 1) + ms_seed**2 / (k - 1) + ms_error**2 / ((n - 1) * (k - 1))
-        )
+        denominator = ms_case**2 / (n - 1) + ms_seed**2 / (k - 1) + ms_error**2 / ((n - 1) * (k - 1))
         df = max(1.0, combined**2 / denominator) if denominator > 0 else float(k - 1)
     elif variance_sum == ms_case:
         df = float(n - 1)
@@ -227,9 +223,7 @@ def recipe_interval(
 
     seed_answered = answered.sum(axis=0)
     seed_passes = (y0 * answered).sum(axis=0)
-    seed_rates = tuple(
-        float(p) / int(a) if a else None for p, a in zip(seed_passes, seed_answered, strict=True)
-    )
+    seed_rates = tuple(float(p) / int(a) if a else None for p, a in zip(seed_passes, seed_answered, strict=True))
     # A case is unstable when its answered outcomes disagree across seeds; a missing output is
     # not evidence either way.
     row_min = np.where(answered, y0, np.inf).min(axis=1)

@@ -49,6 +49,7 @@ Outcome = Changed | Unchanged
 class ValueProblem(Exception):
     """A case's value cannot be transformed (wrong type, unreadable image): a data error."""
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApplyEnv:
     """Where files live: image paths are relative to ``base_dir`` (the directory of release.yaml);

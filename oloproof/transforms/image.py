@@ -214,7 +214,9 @@ class Occlusion(_ImageTransform):
 
     def pixels(self, image: PILImage.Image, *, case_id: str) -> PILImage.Image:
         left, top, side = self.patch(*image.size, case_id=case_id)
-        fill: int | tuple[int, ...] = self.fill if image.mode == "L" else (self.fill,) * 3 if image.mode == "RGB" else (self.fill,) * 3 + (255,)
+        fill: int | tuple[int, ...] = (
+            self.fill if image.mode == "L" else (self.fill,) * 3 if image.mode == "RGB" else (self.fill,) * 3 + (255,)
+        )
         out = image.copy()
         out.paste(fill, (left, top, left + side, top + side))
         return out
@@ -258,42 +260,69 @@ def _build_jpeg(values: dict[str, Any]) -> Jpeg:
 
 
 BLUR = TransformKind(
-    name="blur", family="image",
+    name="blur",
+    family="image",
     schema=Obj(
-        {"radius": Prop(Scalar("number", exclusive_minimum=0.0, maximum=100.0), required=True,
-                        doc="Gaussian blur radius in pixels (Pillow GaussianBlur; ImageNet-C uses sigma 1 to 6).")},
+        {
+            "radius": Prop(
+                Scalar("number", exclusive_minimum=0.0, maximum=100.0),
+                required=True,
+                doc="Gaussian blur radius in pixels (Pillow GaussianBlur; ImageNet-C uses sigma 1 to 6).",
+            )
+        },
         doc="Blur the image (Pillow GaussianBlur).",
     ),
     build=_build_blur,
 )
 BRIGHTNESS = TransformKind(
-    name="brightness", family="image",
+    name="brightness",
+    family="image",
     schema=Obj(
-        {"factor": Prop(Scalar("number", exclusive_minimum=0.0, maximum=10.0), required=True,
-                        doc="Brightness multiplier (Pillow ImageEnhance.Brightness): 0.8 darkens by 20%, 1.2 brightens by 20%.")},
+        {
+            "factor": Prop(
+                Scalar("number", exclusive_minimum=0.0, maximum=10.0),
+                required=True,
+                doc="Brightness multiplier (Pillow ImageEnhance.Brightness): 0.8 darkens by 20%, 1.2 brightens by 20%.",
+            )
+        },
         doc="Scale the image's brightness (alpha is kept).",
     ),
     build=_build_brightness,
 )
 OCCLUSION = TransformKind(
-    name="occlusion", family="image",
+    name="occlusion",
+    family="image",
     schema=Obj(
         {
-            "size": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), required=True,
-                         doc="Side of the square patch as a fraction of the image's shorter side (imgaug Cutout: about 0.2)."),
-            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0,
-                         doc="Seed; each case's patch position comes from it and the case id."),
-            "fill": Prop(Scalar("int", minimum=0, maximum=255), default=GREY, doc="Grey level of the patch (default 128)."),
+            "size": Prop(
+                Scalar("number", exclusive_minimum=0.0, maximum=1.0),
+                required=True,
+                doc="Side of the square patch as a fraction of the image's shorter side (imgaug Cutout: about 0.2).",
+            ),
+            "seed": Prop(
+                Scalar("int", minimum=0, maximum=SEED_MAX),
+                default=0,
+                doc="Seed; each case's patch position comes from it and the case id.",
+            ),
+            "fill": Prop(
+                Scalar("int", minimum=0, maximum=255), default=GREY, doc="Grey level of the patch (default 128)."
+            ),
         },
         doc="Cover a square of the image with a grey patch at a seeded position.",
     ),
     build=_build_occlusion,
 )
 JPEG = TransformKind(
-    name="jpeg", family="image",
+    name="jpeg",
+    family="image",
     schema=Obj(
-        {"quality": Prop(Scalar("int", minimum=1, maximum=95), required=True,
-                         doc="JPEG quality 1-95 (ImageNet-C uses 25, 18, 15, 10, 7; 95 and up is nearly lossless).")},
+        {
+            "quality": Prop(
+                Scalar("int", minimum=1, maximum=95),
+                required=True,
+                doc="JPEG quality 1-95 (ImageNet-C uses 25, 18, 15, 10, 7; 95 and up is nearly lossless).",
+            )
+        },
         doc="Re-encode the image as JPEG (written as .jpg; alpha is dropped).",
     ),
     build=_build_jpeg,

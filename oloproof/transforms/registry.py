@@ -13,8 +13,15 @@ from oloproof.transforms.base import TransformKind
 REGISTRY: dict[str, TransformKind] = {
     kind.name: kind
     for kind in (
-        tabular.NUMERIC_NOISE, tabular.CATEGORICAL_SWAP,
-        image.BLUR, image.BRIGHTNESS, image.OCCLUSION, image.JPEG,
-        text.TYPOS, text.CASE, text.WHITESPACE, text.WORD_SWAP,
+        tabular.NUMERIC_NOISE,
+        tabular.CATEGORICAL_SWAP,
+        image.BLUR,
+        image.BRIGHTNESS,
+        image.OCCLUSION,
+        image.JPEG,
+        text.TYPOS,
+        text.CASE,
+        text.WHITESPACE,
+        text.WORD_SWAP,
     )
 }

@@ -83,7 +83,9 @@ class NumericNoise:
             changed.append(path)
             out = set_path(out, keys, new) if keys else new
         if not changed:
-            return Unchanged("the noise left every named number as it was (absent, null, or an integer that rounded back)")
+            return Unchanged(
+                "the noise left every named number as it was (absent, null, or an integer that rounded back)"
+            )
         return Changed(out)
 
 
@@ -112,9 +114,14 @@ NUMERIC_NOISE = TransformKind(
                 doc="Standard deviation of the Gaussian noise, in each number's own units: one number when the field "
                 "is a number, or a mapping from keys under the field (dotted paths allowed) to their scales.",
             ),
-            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0, doc="Seed; each case's noise is seeded from it and the case id."),
+            "seed": Prop(
+                Scalar("int", minimum=0, maximum=SEED_MAX),
+                default=0,
+                doc="Seed; each case's noise is seeded from it and the case id.",
+            ),
             "keep_integers": Prop(
-                Scalar("bool"), default=True,
+                Scalar("bool"),
+                default=True,
                 doc="Round the noisy value of an integer input to the nearest integer, so a count stays a count.",
             ),
         },
@@ -174,7 +181,8 @@ def _build_swap(values: dict[str, Any]) -> CategoricalSwap:
     nested = [key for key, to in mapping.items() if isinstance(to, dict)]
     if nested and len(nested) != len(mapping):
         raise SpecError(
-            "mapping", "give either the field's own values ({from: to}) or mappings per key under the field "
+            "mapping",
+            "give either the field's own values ({from: to}) or mappings per key under the field "
             "({key: {from: to}}), not both",
         )
     if not nested:

@@ -224,49 +224,79 @@ def _build_word_swap(values: dict[str, Any]) -> WordSwap:
         folded: dict[str, str] = {}
         for old in mapping:
             if old.casefold() in folded:
-                raise SpecError(f"mapping.{old}", f"with ignore_case, '{old}' and '{folded[old.casefold()]}' are the same word")
+                raise SpecError(
+                    f"mapping.{old}", f"with ignore_case, '{old}' and '{folded[old.casefold()]}' are the same word"
+                )
             folded[old.casefold()] = old
     return WordSwap(mapping=tuple(mapping.items()), ignore_case=bool(values["ignore_case"]))
 
 
 TYPOS = TransformKind(
-    name="typos", family="text",
+    name="typos",
+    family="text",
     schema=Obj(
         {
-            "rate": Prop(Scalar("number", exclusive_minimum=0.0, maximum=1.0), required=True,
-                         doc="Share of letters edited (at least one per text); Giskard uses about 0.05."),
-            "seed": Prop(Scalar("int", minimum=0, maximum=SEED_MAX), default=0, doc="Seed; each case's typos come from it and the case id."),
+            "rate": Prop(
+                Scalar("number", exclusive_minimum=0.0, maximum=1.0),
+                required=True,
+                doc="Share of letters edited (at least one per text); Giskard uses about 0.05.",
+            ),
+            "seed": Prop(
+                Scalar("int", minimum=0, maximum=SEED_MAX),
+                default=0,
+                doc="Seed; each case's typos come from it and the case id.",
+            ),
         },
         doc="Seeded typos: adjacent-letter swaps and deletions.",
     ),
     build=_build_typos,
 )
 CASE = TransformKind(
-    name="case", family="text",
+    name="case",
+    family="text",
     schema=Obj(
-        {"to": Prop(Scalar("str", enum=("lower", "upper", "title")), required=True, doc="lower, upper, or title (each word capitalised).")},
+        {
+            "to": Prop(
+                Scalar("str", enum=("lower", "upper", "title")),
+                required=True,
+                doc="lower, upper, or title (each word capitalised).",
+            )
+        },
         doc="Change the letter case of the text.",
     ),
     build=_build_case,
 )
 WHITESPACE = TransformKind(
-    name="whitespace", family="text",
+    name="whitespace",
+    family="text",
     schema=Obj(
-        {"mode": Prop(Scalar("str", enum=("double", "collapse", "pad")), default="double",
-                      doc="double: spaces between words doubled; collapse: whitespace runs to one space, ends trimmed; "
-                      "pad: a space before, a space and a newline after.")},
+        {
+            "mode": Prop(
+                Scalar("str", enum=("double", "collapse", "pad")),
+                default="double",
+                doc="double: spaces between words doubled; collapse: whitespace runs to one space, ends trimmed; "
+                "pad: a space before, a space and a newline after.",
+            )
+        },
         doc="Change whitespace only.",
     ),
     build=_build_whitespace,
 )
 WORD_SWAP = TransformKind(
-    name="word_swap", family="text",
+    name="word_swap",
+    family="text",
     schema=Obj(
         {
-            "mapping": Prop(MapOf(Scalar("str"), min_items=1), required=True,
-                            doc="Declared replacements {word: word}; whole words or phrases, replaced all at once."),
-            "ignore_case": Prop(Scalar("bool"), default=False,
-                                doc="Match words in any case; the replacement copies a capital first letter or all capitals."),
+            "mapping": Prop(
+                MapOf(Scalar("str"), min_items=1),
+                required=True,
+                doc="Declared replacements {word: word}; whole words or phrases, replaced all at once.",
+            ),
+            "ignore_case": Prop(
+                Scalar("bool"),
+                default=False,
+                doc="Match words in any case; the replacement copies a capital first letter or all capitals.",
+            ),
         },
         doc="Replace whole words by a declared mapping (e.g. synonyms, names).",
     ),

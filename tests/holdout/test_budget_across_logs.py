@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Project, write_cases
+
 from holdout.test_read import holdout_cases, log_path, read, setup, state
 
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from oloproof.holdout.log import HEADER, LogError, ReadFields, Witness, entry_hash, quote, render_read
 from oloproof.holdout.logfile import ReadsLog
-from oloproof.holdout.verify import parse_entry, split_fields, verify
+from oloproof.holdout.parse import parse_entry, split_fields
+from oloproof.holdout.verify import verify
 
 FIELDS = ReadFields(
     who="alice", commit="3f2a9c1d0b7e", version="prompt-v1", set_digest="sha256:" + "ab" * 32, n=120, criterion="correct",

@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 from oloproof.errors import DataError
 from oloproof.leakage.match import Matcher
-from oloproof.leakage.normalise import MISSING, Token, normalise_case_value, normalise_string, normalise_text, normalise_value
+from oloproof.leakage.normalise import (
+    MISSING,
+    Token,
+    normalise_case_value,
+    normalise_string,
+    normalise_text,
+    normalise_value,
+)
 from oloproof.leakage.plan import build_plan, case_leaves, json_getters, lookup_candidates, resolve, rounding_buckets
 from oloproof.leakage.readers import detect
 from oloproof.leakage.scan import scan_training, split_ranges

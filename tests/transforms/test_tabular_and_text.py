@@ -13,7 +13,16 @@ from oloproof.metamorphic.apply import transform_testset
 from oloproof.metamorphic.spec import TransformSpec
 from oloproof.testset import Case, CaseId
 from oloproof.testset import TestSet as CaseSet
-from oloproof.transforms.base import ApplyEnv, Changed, SpecError, Unchanged, ValueProblem, case_seed, params_digest, split_path
+from oloproof.transforms.base import (
+    ApplyEnv,
+    Changed,
+    SpecError,
+    Unchanged,
+    ValueProblem,
+    case_seed,
+    params_digest,
+    split_path,
+)
 from oloproof.transforms.registry import REGISTRY
 
 ENV = ApplyEnv(base_dir=Path("."), out_dir=Path("unused"), out_rel="unused")
