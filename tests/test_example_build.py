@@ -8,7 +8,9 @@ by `oloproof init`, and check what each says against the page.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +30,38 @@ def test_the_build_regenerates_every_file_byte_for_byte() -> None:
     done = subprocess.run([sys.executable, str(EXAMPLE / "build.py"), "--check"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     last = done.stdout.strip().splitlines()[-1]
-    # 8 loan files + 601 images, 2 JSONL files, the detector and 2 labels files.
-    assert last == "all 614 generated files are byte-identical", done.stdout
+    # 8 loan files + 601 images, 2 JSONL files, the detector and 2 labels files. On another CPU
+    # the checkpoints may differ in floating-point rounding only (and are listed as such).
+    assert re.fullmatch(r"all 614 generated files are byte-identical|\d+ of 614 generated files are byte-identical, "
+                        r"\d+ equal up to floating-point rounding", last), done.stdout
+    rounding = [line for line in done.stdout.splitlines() if line.startswith("differs in floating-point rounding only")]
+    assert all(line.endswith(".npz") for line in rounding), done.stdout
+
+
+def image_build() -> Any:
+    spec = importlib.util.spec_from_file_location("image_build_under_test", EXAMPLE / "image" / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_check_tells_rounding_from_a_different_checkpoint(tmp_path: Path) -> None:
+    compare = image_build().compare
+    coef = np.array([0.1, -2.5, 3.25])
+    np.savez(tmp_path / "shipped.npz", coef=coef, names=np.array(["a", "b", "c"]))
+    np.savez(tmp_path / "rounded.npz", coef=coef * (1 + 1e-15), names=np.array(["a", "b", "c"]))
+    np.savez(tmp_path / "other.npz", coef=coef * (1 + 1e-6), names=np.array(["a", "b", "c"]))
+    np.savez(tmp_path / "renamed.npz", coef=coef, names=np.array(["a", "b", "d"]))
+    shipped = str(tmp_path / "shipped.npz")
+    assert compare(shipped, shipped) is None
+    assert compare(str(tmp_path / "rounded.npz"), shipped) == "rounding"
+    assert compare(str(tmp_path / "other.npz"), shipped) == "differs"
+    assert compare(str(tmp_path / "renamed.npz"), shipped) == "differs"
+    assert compare(shipped, str(tmp_path / "absent.npz")) == "missing"
+    (tmp_path / "a.jsonl").write_text('{"x": 1.0}\n')
+    (tmp_path / "b.jsonl").write_text('{"x": 1.0000000000000002}\n')
+    assert compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")) == "differs"  # data files: bytes only
 
 
 def test_every_file_of_the_example_is_packaged() -> None:
