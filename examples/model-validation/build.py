@@ -4,7 +4,7 @@
     python build.py --check          # rebuild in a temporary directory, compare bytes, write nothing
     python build.py --loan-only      # only the loan model's files (needs numpy only)
     python build.py --tuning-report  # the recipe on a fresh draw, not the shipped test set
-    python build.py --search         # the search that chose the shipped draws (about 5 minutes)
+    python build.py --search         # the search that chose the shipped draws (5 to 10 minutes)
 
 The loan model (this directory):
 
