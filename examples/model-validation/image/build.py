@@ -37,8 +37,8 @@ each pair's digest into its label. A label's `note` records the measurement it w
   scratched test image passes (the build fails otherwise); clean images stay clean.
 - occlusion (a grey square of 0.3 of the side, seed 11): a scratched case changes meaning when
   no visible piece of its scratch (8-connected pixels outside the patch) has 5 pixels or more:
-  a stub that short cannot be told from grain. A scratch that shows on both sides of the patch
-  keeps its meaning. A clean case keeps its meaning (a grey square is not a scratch).
+  a stub that short cannot be told from grain (a scratch showing on both sides of the patch
+  counts by its longer piece). A clean case keeps its meaning (a grey square is not a scratch).
 
 You can review every label on the offline page: `oloproof metamorphic label blur` shows each
 pair with the stored label filled in.
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import functools
 import json
 import os
 import shutil
@@ -88,7 +89,7 @@ MIN_CONTRAST_TO_GRAIN = 3.0
 MIN_VISIBLE_PIECE = 5  # pixels: a shorter piece of line cannot be told from grain
 
 
-
+@functools.cache
 def declared(name: str) -> dict[str, object]:
     """The perturb of transform `name` as release.yaml declares it (the one source of its size)."""
     import yaml

@@ -1,11 +1,12 @@
 """What the scratch detector sees in an image (NumPy only), shared by ../build.py and predict.py.
 
 A scratch is a thin line brighter or darker than the surface around it. The detector looks for
-it with a fine line filter: at every pixel, for each of four directions (0, 45, 90 and 135
-degrees), the second difference *across* the direction (2·centre − the two neighbours), averaged
-over five pixels *along* it. A one-pixel line of contrast c gives about 2c there; the surface's
-grain gives a few grey levels. The features are the logarithms of the largest response over the
-image and of its 99.5th percentile, for the strongest direction and over all directions.
+it with fine line filters: at every pixel, for each of four directions (0, 45, 90 and 135
+degrees), the second difference *across* the direction (2·centre − the two neighbours one or
+two pixels away), averaged over five pixels *along* it. A one-pixel line of contrast c gives
+about 2c there; the surface's grain gives a few grey levels. The features are, for each of the
+two distances, the logarithms of the largest response over the image and of its 99.5th
+percentile, for the strongest direction and averaged over the four.
 
 The filter is deliberately fine-grained, as a detector trained only on sharp photos often is:
 it measures the line's sharp edge, not the line. That is what the `blur` transform in
