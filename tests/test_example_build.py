@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from oloproof.cli import main as cli
+from oloproof.cli.main import main as cli
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "model-validation"

@@ -220,3 +220,18 @@ def action(tmp_path: Path) -> ActionRun:
     root.mkdir()
     project = Project(root).write(cases=labelled_cases(100, 100), rules="  - {id: accurate, criterion: correct, min: 0.9}")
     return ActionRun(tmp_path, project)
+
+
+# The example's model with only its accuracy rule: the example itself declares leakage, the noise
+# transform and the seeds (test_every_declared_check_runs_in_the_container runs all of them).
+ACCURACY_ONLY = """\
+system:
+  version: loan-model-v3
+  command: python model/predict.py --weights model/weights.npz
+testset:
+  cases: data/test.jsonl
+evaluators:
+  - {type: label_match, field: label}
+policy: policy.yaml
+"""
+ACCURACY_POLICY = "confidence: 0.95\nrules:\n  - {id: accurate, criterion: correct, min: 0.85}\n"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.action.conftest import FakeGitHub
+from tests.action.conftest import ACCURACY_ONLY, ACCURACY_POLICY, FakeGitHub
 
 pytestmark = [
     pytest.mark.docker,
@@ -59,8 +59,9 @@ def make_repo(tmp: Path, *, threshold: str) -> Path:
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, repo / name)
     shutil.copy2(REPO / ".dockerignore", repo / ".dockerignore")
+    (repo / "examples/model-validation/release.yaml").write_text(ACCURACY_ONLY)
     policy = repo / "examples/model-validation/policy.yaml"
-    policy.write_text(policy.read_text().replace("min: 0.85", f"min: {threshold}"))
+    policy.write_text(ACCURACY_POLICY.replace("min: 0.85", f"min: {threshold}"))
     (repo / ".github/workflows").mkdir(parents=True)
     (repo / ".github/workflows/gate.yml").write_text(WORKFLOW)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
@@ -91,6 +92,6 @@ def test_the_action_runs_under_act(tmp_path: Path, fake_github: FakeGitHub, thre
     body: dict[str, Any] = request.body
     assert body["conclusion"] == ("success" if verdict == "PASS" else "failure")
     if verdict == "FAIL":
-        assert "::error file=examples/model-validation/policy.yaml,line=5,title=oloproof%3A rule accurate is FAIL::" in log
+        assert "::error file=examples/model-validation/policy.yaml,line=3,title=oloproof%3A rule accurate is FAIL::" in log
         assert body["output"]["annotations"][0]["path"] == "examples/model-validation/policy.yaml"
     print(json.dumps({"verdict": verdict, "act_exit": result.returncode}))

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.action.conftest import REPOSITORY, SHA, FakeGitHub, parse_outputs
+from tests.action.conftest import ACCURACY_ONLY, ACCURACY_POLICY, REPOSITORY, SHA, FakeGitHub, parse_outputs
 
 pytestmark = pytest.mark.docker
 
@@ -138,7 +138,9 @@ def run_action(
 def make_workspace(tmp: Path, subdir: str = "") -> Path:
     workspace = tmp / "workspace"
     target = workspace / subdir if subdir else workspace
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", ".oloproof", "image"))
+    (target / "release.yaml").write_text(ACCURACY_ONLY)
+    (target / "policy.yaml").write_text(ACCURACY_POLICY)
     for path in [workspace, *workspace.rglob("*")]:
         os.lchown(path, OWNER, OWNER)
     return workspace
@@ -161,7 +163,7 @@ def test_pass_on_the_example_with_a_check_run(client: Any, image: Any, tmp_path:
     assert run.code == 0, run.logs
     assert run.outputs == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
     assert run.summary.startswith("## ✅ oloproof gate: PASS\n")
-    assert "| <code>accurate</code> | <code>correct</code> | 0.889 | [0.851, 0.920]" in run.summary
+    assert "| <code>accurate</code> | <code>correct</code> | 0.903 | [0.867, 0.932]" in run.summary
     assert not [line for line in run.logs.splitlines() if line.startswith(("::error", "::warning"))]
     assert "::stop-commands::" in run.logs and "verdict: PASS" in run.logs
     [request] = fake_github.requests
@@ -186,7 +188,7 @@ def test_fail_in_a_working_directory_annotates_the_policy_line(client: Any, imag
     assert run.outputs == {"verdict": "FAIL", "exit-code": "1", "report": "models/loan/reports/gate.json"}
     errors = [line for line in run.logs.splitlines() if line.startswith("::error")]
     assert len(errors) == 1
-    assert errors[0].startswith(f"::error file=models/loan/policy.yaml,line={line},title=oloproof%3A rule accurate is FAIL::correct is 0.889")
+    assert errors[0].startswith(f"::error file=models/loan/policy.yaml,line={line},title=oloproof%3A rule accurate is FAIL::correct is 0.903")
     assert "## ❌ oloproof gate: FAIL" in run.summary and "**This verdict fails the job** (fail-on: FAIL)" in run.summary
     assert "::notice title=oloproof%3A check run::no check run: github-token is empty" in run.logs
     assert_owned_by_runner(workspace)
@@ -232,7 +234,7 @@ def test_every_declared_check_runs_in_the_container(
     from oloproof.cli.main import main as cli
 
     workspace = tmp_path / "workspace"
-    shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
+    shutil.copytree(EXAMPLE, workspace, ignore=shutil.ignore_patterns("__pycache__", ".oloproof", "image"))
     (workspace / "release.yaml").write_text(FULL_RELEASE)
     cases = (workspace / "data/test.jsonl").read_text().splitlines()[:120]
     (workspace / "evals/holdout").mkdir(parents=True)
@@ -257,7 +259,7 @@ def test_every_declared_check_runs_in_the_container(
     assert run.outputs["verdict"] == "MANUAL_REVIEW" and run.outputs["exit-code"] == "5", run.logs
     summary = run.summary
     assert "| leakage | clean: 350 cases checked" in summary
-    assert "| <code>stable&#95;under&#95;noise</code> | <code>flips&#95;under&#95;noise</code> | 0.023 |" in summary
+    assert "| <code>stable&#95;under&#95;noise</code> | <code>flips&#95;under&#95;noise</code> | 0.020 |" in summary
     assert "<code>transform&#95;declared</code>" in summary
     assert "| <code>recipe&#95;accurate</code> | <code>correct</code> |" in summary and "👀 MANUAL_REVIEW" in summary
     assert "| Holdout read | holdout score: " in summary and "holdout set sha256:" in summary
