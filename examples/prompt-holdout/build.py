@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 from builder.evidence import dev_runs, holdout_reads  # noqa: E402
 from builder.plan import CHAPTER, FILES, Plan, check_plan, evaluate, write_inputs  # noqa: E402
 from builder.prompts import READ_AFTER, states  # noqa: E402
-from builder.record import Recorder, record_six_weeks, release_yaml  # noqa: E402
+from builder.record import REASONS, Recorder, record_six_weeks, release_yaml  # noqa: E402
 
 STATIC = ("extractor.py", "policy.yaml")  # hand-written files the recording needs
 GENERATED = ("data", "evals", "prompts", ".oloproof", "release.yaml")
@@ -97,6 +97,16 @@ def check_evidence(root: Path, plan: Plan) -> None:
         passes = sum(1 for value in read.record["outcomes"] if value)
         if passes != CHAPTER[("holdout", read.version)]:
             fail(f"read {read.seq} of {read.version} scored {passes}/120; the plan says {CHAPTER[('holdout', read.version)]}")
+
+
+def foreign_reads(root: Path) -> list[str]:
+    """Reads in ``root``'s log that this build does not make (e.g. a re-measurement typed after
+    `oloproof init`): a rebuild would discard them, and a read must never be un-made silently."""
+    log = root / "evals" / "holdout" / "READS.log"
+    if not log.is_file():
+        return []
+    ours = {(number, REASONS[after]) for number, after in enumerate(READ_AFTER, start=1)}
+    return [f"read {r.seq} ({r.reason})" for r in holdout_reads(root) if (r.seq, r.reason) not in ours]
 
 
 def install(built: Path) -> None:
@@ -163,6 +173,19 @@ def compare_trees(built: Path, shipped: Path) -> list[str]:
     return problems
 
 
+def status_problems(shipped: Path, scratch: Path) -> list[str]:
+    """`oloproof holdout status` on a copy of the shipped example: the log must verify."""
+    import subprocess
+
+    copy = scratch / "shipped-copy"
+    shutil.copytree(shipped, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "oloproof", "holdout", "status"], cwd=copy, capture_output=True, text=True,
+                          timeout=120, check=False)
+    if proc.returncode != 0 or "intact, hash chain verified" not in proc.stdout:
+        return [f"`oloproof holdout status` on the example exited {proc.returncode}: {(proc.stdout + proc.stderr).strip()[:500]}"]
+    return []
+
+
 def checker_note(built: Path, shipped: Path) -> str | None:
     def digests(root: Path) -> set[str]:
         return {r.checker.get("source_digest", "") for r in dev_runs(root)} | {
@@ -184,7 +207,12 @@ def main(argv: list[str] | None = None) -> int:
                        help="print what compare/gap should show on the evidence in DIR (default: this example)")
     parser.add_argument("--json", metavar="FILE", help="with --report: also write the figures as JSON")
     parser.add_argument("-q", "--quiet", action="store_true", help="do not list the oloproof commands as they run")
+    parser.add_argument("--force", action="store_true", help="rebuild in place even if the log holds reads this build does not make")
     args = parser.parse_args(argv)
+    try:
+        import oloproof  # noqa: F401  (the recording runs `python -m oloproof`; the report uses its statistics)
+    except ImportError:
+        fail("needs oloproof installed in this Python (pip install -e . from the repository root)")
     if args.report:
         from builder.report import compute, render
 
@@ -193,13 +221,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return 0
+    extra = [] if args.check or args.force else foreign_reads(HERE)
+    if extra:
+        fail(f"evals/holdout/READS.log holds reads this build does not make ({'; '.join(extra)}); rebuilding would "
+             "discard them. Copy the example elsewhere first, or pass --force")
     scratch = Path(tempfile.mkdtemp(prefix="prompt-holdout-build-"))
     try:
         target = scratch / "prompt-holdout"
         target.mkdir()
         build(target, quiet=args.quiet)
         if args.check:
-            problems = compare_trees(target, HERE)
+            problems = compare_trees(target, HERE) + status_problems(HERE, scratch)
             note = checker_note(target, HERE) if not problems else None
             for problem in problems:
                 print(f"check: {problem}", file=sys.stderr)
