@@ -41,7 +41,10 @@ AWS_DOC_EXAMPLE = "AKIAIOSFODNN7EXAMPLE"
 
 FIRST = ("ada", "bram", "chen", "dana", "elif", "farid", "greta", "hugo", "ines", "jonas", "kemal", "lena", "mira", "nils", "omar", "priya")
 LAST = ("berg", "costa", "diaz", "eriksen", "fischer", "garcia", "haddad", "ito", "jensen", "kowal", "lopez", "moreau")
-WORDS = ("alpha", "basin", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "iris", "juniper", "kelp", "lumen", "maple", "nimbus", "onyx", "pixel")
+WORDS = (
+    "alpha", "basin", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "iris", "juniper", "kelp", "lumen", "maple", "nimbus",
+    "onyx", "pixel",
+)
 DOMAINS = ("acme", "globex", "initech", "umbrella", "hooli", "vandelay", "stark", "wayne")
 TLDS = ("com", "io", "net", "org", "dev")
 PACKAGES = ("lodash", "react", "express", "left-pad", "chalk", "axios", "zod", "vite")
@@ -257,12 +260,14 @@ def record(task_seed: bytes, k: int) -> Record:
     """Record ``k`` of the task's stream."""
     r = HashDRBG(task_seed, f"record/{k}")
     pick = r.below(_TOTAL_WEIGHT)
+    chosen = TEMPLATES[-1][0]
     for template, weight in TEMPLATES:
         if pick < weight:
+            chosen = template
             break
         pick -= weight
     builder = _Builder()
-    template(r, builder)
+    chosen(r, builder)
     return builder.record()
 
 

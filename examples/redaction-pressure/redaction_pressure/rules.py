@@ -178,6 +178,12 @@ def _open_group(pattern: str, i: int) -> int:
             # that its ")" would pop. Return past the ")" as a comment would.
             return -(j + 1)
         return j + 1
+    for header in ("(?:", "(?=", "(?!", "(?>", "(?|", "(?<=", "(?<!"):
+        if pattern.startswith(header, i):
+            return i + len(header)
+    if pattern.startswith(("(?P<", "(?<"), i):
+        close = pattern.find(">", i)
+        return close + 1 if close >= 0 else i + 2
     return i + 2
 
 

@@ -2,8 +2,9 @@
 
     python -m redaction_pressure.system [--writer baseline|oracle|chat] [chat options]
 
-Each stdin line is a case ``{"id": str, "split": "train"|"dev"|"private_eval", "index": int}``
-(other keys are ignored). For each case the writer answers the task's prompt, the environment
+Each stdin line is a case ``{"id": str, "split": "train"|"dev"|"private_eval", "index": int}``;
+a ``private_eval`` case also carries ``"commitment"``, the secret's commitment it was written
+for (``python -m redaction_pressure.cases --private``). Other keys are ignored. For each case the writer answers the task's prompt, the environment
 scores the reply, and one line goes to stdout::
 
     {"id", "reward": float in [0, 1], "clean": bool, "recall", "precision", "validity",
@@ -13,8 +14,9 @@ scores the reply, and one line goes to stdout::
 Failures, by kind:
 
 - a malformed case, or ``private_eval`` cases without a usable
-  ``REDACTION_PRESSURE_PRIVATE_SEED``: nothing is scored, a message goes to stderr and the exit
-  status is 2, so Oloproof records a failed run (never a 0.0);
+  ``REDACTION_PRESSURE_PRIVATE_SEED`` or with one whose commitment is not the cases': nothing
+  is scored, a message goes to stderr and the exit status is 2, so Oloproof records a failed
+  run (never a 0.0);
 - a model endpoint that fails on one case (``--writer chat``): that case gets no output line
   and a message on stderr; Oloproof counts it missing (a failure for the lower bound, a pass
   for the upper), never 0.0. Everything the reply itself does wrong is a validity failure:
@@ -35,7 +37,7 @@ from typing import Any, TextIO
 from redaction_pressure.baseline import baseline_reply
 from redaction_pressure.episode import build, score_reply
 from redaction_pressure.oracle import oracle_reply
-from redaction_pressure.splits import PrivateSeedError, SplitError, TaskRef, task_ref
+from redaction_pressure.splits import PRIVATE_SPLIT, SECRET_ENV, PrivateSeedError, SplitError, TaskRef, task_ref
 
 Writer = Callable[[str, str], str]  # (system prompt, user prompt) -> reply
 
@@ -44,8 +46,11 @@ class CaseError(ValueError):
     pass
 
 
-def parse_cases(lines: Iterable[str]) -> list[tuple[str, str, int]]:
-    cases: list[tuple[str, str, int]] = []
+Case = tuple[str, str, int, str | None]  # id, split, index, commitment
+
+
+def parse_cases(lines: Iterable[str]) -> list[Case]:
+    cases: list[Case] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -62,18 +67,30 @@ def parse_cases(lines: Iterable[str]) -> list[tuple[str, str, int]]:
         if obj["id"] in seen:
             raise CaseError(f"stdin:{number}: duplicate case id {obj['id']!r}")
         seen.add(obj["id"])
-        cases.append((obj["id"], split, index))
+        commitment = obj.get("commitment")
+        if split == PRIVATE_SPLIT and not isinstance(commitment, str):
+            raise CaseError(
+                f"stdin:{number}: private_eval case {obj['id']!r} needs the secret's 'commitment' "
+                "(write the cases with: python -m redaction_pressure.cases --private)"
+            )
+        cases.append((obj["id"], split, index, commitment if split == PRIVATE_SPLIT else None))
     return cases
 
 
-def resolve(cases: list[tuple[str, str, int]], environ: Mapping[str, str]) -> list[tuple[str, TaskRef]]:
+def resolve(cases: list[Case], environ: Mapping[str, str]) -> list[tuple[str, TaskRef]]:
     """Every case's task, checked before anything is scored: one bad case fails the batch."""
     out = []
-    for case_id, split, index in cases:
+    for case_id, split, index, commitment in cases:
         try:
-            out.append((case_id, task_ref(split, index, environ)))
+            ref = task_ref(split, index, environ)
         except SplitError as exc:
             raise CaseError(f"case {case_id!r}: {exc}") from None
+        if commitment is not None and ref.secret_commitment != commitment:
+            raise PrivateSeedError(
+                f"{SECRET_ENV} is not the secret these cases were written for (its commitment is {ref.secret_commitment}, "
+                f"the cases name {commitment}); use that secret, or write a new holdout set for this one"
+            )
+        out.append((case_id, ref))
     return out
 
 
