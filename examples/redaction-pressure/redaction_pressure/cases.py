@@ -2,6 +2,7 @@
 
     python -m redaction_pressure.cases             # writes data/dev.jsonl (committed)
     python -m redaction_pressure.cases --private   # writes evals/holdout/private_eval.jsonl (needs the secret)
+    python -m redaction_pressure.cases --check     # exit 0 only if the secret is the one that file was written for
 
 A case is ``{"id", "split", "index", "expected": {"clean": true}}``: the system receives
 ``{"id", "split", "index"}`` (Oloproof never shows it ``expected``), and ``expected`` states the
@@ -19,7 +20,15 @@ import os
 import sys
 from pathlib import Path
 
-from redaction_pressure.splits import PRIVATE_SPLIT, PUBLIC_SPLITS, PrivateSeedError, TaskRef, read_secret, secret_commitment
+from redaction_pressure.splits import (
+    PRIVATE_SPLIT,
+    PUBLIC_SPLITS,
+    SECRET_ENV,
+    PrivateSeedError,
+    TaskRef,
+    read_secret,
+    secret_commitment,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_FILE = ROOT / "data" / "dev.jsonl"
@@ -56,8 +65,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args not in ([], ["--private"]):
-        print("usage: python -m redaction_pressure.cases [--private]", file=sys.stderr)
+    if args not in ([], ["--private"], ["--check"]):
+        print("usage: python -m redaction_pressure.cases [--private | --check]", file=sys.stderr)
         return 2
     if not args:
         write_atomically(DEV_FILE, dev_cases())
@@ -68,6 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     except PrivateSeedError as exc:
         print(f"redaction_pressure.cases: {exc}", file=sys.stderr)
         return 2
+    if args == ["--check"]:
+        # Before `oloproof holdout run`: a read whose system fails still counts against the budget.
+        if not PRIVATE_FILE.exists():
+            print(f"redaction_pressure.cases: {PRIVATE_FILE.relative_to(ROOT)} does not exist; write it with --private", file=sys.stderr)
+            return 2
+        if PRIVATE_FILE.read_text(encoding="utf-8") != text:
+            print(
+                f"redaction_pressure.cases: {SECRET_ENV} is not the secret {PRIVATE_FILE.relative_to(ROOT)} was written for "
+                "(or the file was edited); a read now would fail and still count", file=sys.stderr,
+            )
+            return 2
+        print(f"ok: {PRIVATE_FILE.relative_to(ROOT)} matches {SECRET_ENV} (commitment {secret_commitment(read_secret())})", file=sys.stderr)
+        return 0
     if PRIVATE_FILE.exists() and PRIVATE_FILE.read_text(encoding="utf-8") != text:
         print(
             f"redaction_pressure.cases: {PRIVATE_FILE.relative_to(ROOT)} exists for another secret; a new secret is a new "

@@ -48,9 +48,29 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length))
         self.server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         status, payload = self.server.script.pop(0) if len(self.server.script) > 1 else self.server.script[0]
+        if body.get("stream") and status == 200 and isinstance(payload, dict):
+            self._stream(payload)
+            return
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, payload: dict[str, Any]) -> None:
+        """The same completion as server-sent events (what Verifiers' own clients ask for)."""
+        content = payload["choices"][0]["message"]["content"]
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        chunks = [
+            {"id": "x", "object": "chat.completion.chunk", "model": "fake",
+             "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}, "finish_reason": None}]},
+            {"id": "x", "object": "chat.completion.chunk", "model": "fake",
+             "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+        ]
+        data = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks) + b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

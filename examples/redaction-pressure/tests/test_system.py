@@ -105,6 +105,28 @@ class CaseFilesTest(unittest.TestCase):
                                  "commitment": secret_commitment(SECRET), "expected": {"clean": True}})
         self.assertNotIn(SECRET, one)
 
+    def test_writing_and_checking_the_private_file(self) -> None:
+        import tempfile
+        from pathlib import Path
+        from unittest import mock
+
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "evals" / "holdout" / "private_eval.jsonl"
+            with mock.patch.object(cases, "PRIVATE_FILE", target), mock.patch.object(cases, "ROOT", Path(tmp)):
+                with mock.patch.dict(os.environ, {"REDACTION_PRESSURE_PRIVATE_SEED": SECRET}):
+                    self.assertEqual(cases.main(["--check"]), 2)  # no file yet
+                    self.assertEqual(cases.main(["--private"]), 0)
+                    self.assertEqual(target.read_text(encoding="utf-8"), cases.private_cases(SECRET))
+                    self.assertEqual(cases.main(["--check"]), 0)
+                    self.assertEqual(cases.main(["--private"]), 0)  # same secret: same file, allowed
+                with mock.patch.dict(os.environ, {"REDACTION_PRESSURE_PRIVATE_SEED": OTHER_SECRET}):
+                    self.assertEqual(cases.main(["--check"]), 2)
+                    self.assertEqual(cases.main(["--private"]), 2)  # never overwritten for another secret
+                    self.assertEqual(target.read_text(encoding="utf-8"), cases.private_cases(SECRET))
+                with mock.patch.dict(os.environ, {}, clear=True):
+                    self.assertEqual(cases.main(["--check"]), 2)
+                self.assertEqual(cases.main(["--bogus"]), 2)
+
 
 if __name__ == "__main__":
     unittest.main()
