@@ -12,6 +12,9 @@ cost unbounded time or memory, or because they change what the limits below mean
   them at compile time, and ``(?:(?:a{256}){256}){256}`` takes seconds and gigabytes;
 - the inline flags ``x`` (verbose), ``V0``/``V1`` (version), ``b``/``e``/``p`` (fuzzy/POSIX
   matching);
+- recursion and subroutine calls (``(?R)``, ``(?1)``, ``(?-1)``, ``(?&name)``, ``(?P>name)``):
+  left recursion such as ``(?R)`` ignores the timeout and allocates about 700 MB before the
+  engine gives up with ``MemoryError``;
 - a pattern that matches the empty string (it could never remove anything).
 
 Replacements are ``"[REDACTED]"`` or ``""`` only: anything else (``"\\1"``, ``"\\g<0>"``, text)
@@ -37,6 +40,7 @@ MAX_UNROLLED = 10_000
 ALLOWED_REPLACEMENTS = ("[REDACTED]", "")
 REFUSED_FLAGS = frozenset("xVbep")
 _QUANTIFIER = stdlib_re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+_RECURSION = stdlib_re.compile(r"\(\?(?:R|[+-]?\d+|&\w+|P>\w+)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,8 @@ def _open_group(pattern: str, i: int) -> int:
     """Position after a group's header; negative for a comment group (position after it)."""
     if not pattern.startswith("(?", i):
         return i + 1
+    if _RECURSION.match(pattern, i):
+        raise _Refused("unsupported_syntax", f"recursion or a subroutine call at position {i} is not allowed")
     if pattern.startswith("(?#", i):
         close = pattern.find(")", i)
         if close < 0:
@@ -202,13 +208,19 @@ def compile_rules(raw: tuple[RawRule, ...], budget: Budget) -> tuple[tuple[Rule,
             return (), (*errors, RedactionError("budget_exhausted", "the episode's time budget ran out while compiling rules", rule=entry.index))
         try:
             compiled = regex.compile(entry.pattern, regex.VERSION0)
-        except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+        except (regex.error, OverflowError, ValueError) as exc:
             errors.append(RedactionError("invalid_regex", f"rules[{entry.index}]: {exc}", rule=entry.index))
+            continue
+        except (MemoryError, RecursionError):
+            errors.append(RedactionError("pattern_too_complex", f"rules[{entry.index}]: the regex engine ran out of memory", rule=entry.index))
             continue
         try:
             empty = compiled.search("", timeout=max(budget.remaining(), 0.001))
         except TimeoutError:
             return (), (*errors, RedactionError("budget_exhausted", "the episode's time budget ran out while checking rules", rule=entry.index))
+        except (MemoryError, RecursionError):
+            errors.append(RedactionError("pattern_too_complex", f"rules[{entry.index}]: the regex engine ran out of memory", rule=entry.index))
+            continue
         if empty is not None:
             errors.append(RedactionError("zero_width_match", f"rules[{entry.index}]: the pattern matches the empty string", rule=entry.index))
             continue

@@ -63,6 +63,12 @@ def scan(rules: tuple[Rule, ...], records: tuple[Record, ...], budget: Budget) -
                             rule=rule.index, record=number,
                         ))
                     found[number].append(Match(start, end, rule.replacement))
+            except (MemoryError, RecursionError):
+                # Defence in depth: the syntax check refuses the recursion that causes this.
+                return ScanResult(matches=(), error=RedactionError(
+                    "pattern_too_complex", f"rules[{rule.index}]: the regex engine ran out of memory on record {number}",
+                    rule=rule.index, record=number,
+                ))
             except TimeoutError:
                 if timeout == episode_left and episode_left < min(CALL_TIMEOUT_S, rule_left):
                     return ScanResult(matches=(), error=_spent(rule, number, budget))

@@ -91,6 +91,12 @@ class RuleValidationTest(unittest.TestCase):
             "(?x) a b": ("unsupported_syntax", "rules[0]: inline flag 'x' at position 0 is not allowed"),
             "(?V1)[[a]]": ("unsupported_syntax", "rules[0]: inline flag 'V' at position 0 is not allowed"),
             "(?b:abc)": ("unsupported_syntax", "rules[0]: inline flag 'b' at position 0 is not allowed"),
+            "(?R)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 0 is not allowed"),
+            "((?R)|a)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 1 is not allowed"),
+            "(a)(?1)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 3 is not allowed"),
+            "(a)(?-1)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 3 is not allowed"),
+            "(?<n>a)(?&n)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 7 is not allowed"),
+            "(?P<n>a)(?P>n)": ("unsupported_syntax", "rules[0]: recursion or a subroutine call at position 8 is not allowed"),
             "a{1001}": ("pattern_too_complex", "rules[0]: repeat count 1001 at position 1 exceeds 1000"),
             "(?:(?:a{256}){256}){256}": (
                 "pattern_too_complex", "rules[0]: nested counted repeats unroll to 16777216 atoms; at most 10000 are allowed",
@@ -113,7 +119,8 @@ class RuleValidationTest(unittest.TestCase):
         # comments, named groups, counted repeats within bounds.
         for pattern in (
             r"(?<=password=)\S+", r"(?<=(?:pass|key)=)\w+", r"(?i)sk-[a-z0-9]{32,48}", r"\{[a-z]+\}", r"[]{}[]+x",
-            r"(?#a comment with { braces })abc", r"(?P<key>sk)-\w+", r"(?:[a-z]{2,8}\.){1,3}com", r"[[:alpha:]]{3}", r"\p{L}{2,}@",
+            r"(?#a comment with { braces })abc", r"(?P<key>sk)-\w+", r"(?-i:Ab)c", r"(a)\1",
+            r"(?:[a-z]{2,8}\.){1,3}com", r"[[:alpha:]]{3}", r"\p{L}{2,}@",
         ):
             self.assertEqual(errors_of(reply(pattern)), [], pattern)
 

@@ -108,6 +108,24 @@ class HostileTest(unittest.TestCase):
         self.assert_ended(result, elapsed, "regex_timeout")
         self.assertEqual(result.errors[0].rule, 0)  # the first one ends the episode
 
+    def test_an_engine_out_of_memory_is_the_rule_s_fault_not_a_crash(self) -> None:
+        # The syntax check refuses the recursion that does this ((?R): ~700 MB, then MemoryError);
+        # should anything else exhaust the engine, the episode still ends with a recorded error.
+        from redaction_pressure import corpus
+        from redaction_pressure.budget import Budget
+        from redaction_pressure.rules import Rule
+        from redaction_pressure.scanner import scan
+        from redaction_pressure.splits import public_task_seed
+
+        class Exhausted:
+            def finditer(self, text: str, timeout: float) -> Any:
+                raise MemoryError
+
+        rule = Rule(index=3, pattern="x", replacement="", compiled=Exhausted())
+        result = scan((rule,), corpus.scored(public_task_seed("dev", 0)), Budget())
+        assert result.error is not None
+        self.assertEqual((result.error.code, result.error.rule, result.error.record), ("pattern_too_complex", 3, 0))
+
     def test_a_rule_matching_too_often_ends_the_episode(self) -> None:
         result = score_reply(REF, reply("[a-z]"))
         self.assertEqual([(e.code, e.message) for e in result.errors], [("excessive_matches", "rules[0] matched more than 64 times in one record")])

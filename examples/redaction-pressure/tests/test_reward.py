@@ -35,13 +35,17 @@ class OracleAndInactionTest(unittest.TestCase):
                 self.assertEqual((result.scores.recall, result.scores.precision, result.scores.clean), (0.0, 0.0, 0.0))
                 self.assertEqual(result.reward, 0.0)
 
-    def test_deleting_every_character_is_not_rewarded_as_clean(self) -> None:
-        result = score_reply(DEV[0], reply(r"[\s\S]{1,64}"))
-        self.assertEqual(result.scores.recall, 1.0)
-        self.assertEqual(result.scores.clean, 0.0)
-        assert result.counts is not None
-        self.assertLess(result.scores.precision, 0.5)
-        self.assertEqual(result.reward, 0.35 + 0.35 * result.scores.precision)
+    def test_deleting_every_character_is_never_clean_and_stays_below_one_half(self) -> None:
+        # The contract rewards bulk deletion with full recall; only precision and the clean gate
+        # hold it back. This pins how far (README, "Gating with Oloproof": 0.449 on average).
+        rewards = []
+        for ref in DEV:
+            result = score_reply(ref, reply(r"[\s\S]{1,64}"))
+            self.assertEqual((result.scores.recall, result.scores.clean), (1.0, 0.0))
+            self.assertEqual(result.reward, 0.35 + 0.35 * result.scores.precision)
+            self.assertLess(result.reward, 0.5)
+            rewards.append(result.reward)
+        self.assertAlmostEqual(sum(rewards) / len(rewards), 0.4487, places=4)
 
 
 class FirstCharacterExploitTest(unittest.TestCase):
