@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from oloproof.evaluators import judge, label_match, metamorphic, text, tolerance
+from oloproof.evaluators import judge, label_match, metamorphic, score, text, tolerance
 from oloproof.evaluators.base import EvaluatorKind
 
 REGISTRY: dict[str, EvaluatorKind] = {
     kind.name: kind
-    for kind in (label_match.KIND, tolerance.KIND, text.REGEX, text.CONTAINS, judge.KIND, metamorphic.KIND)
+    for kind in (label_match.KIND, tolerance.KIND, text.REGEX, text.CONTAINS, judge.KIND, metamorphic.KIND, score.KIND)
 }
