@@ -9,14 +9,21 @@ from pathlib import Path
 
 from oloproof.cli import common
 
-EXAMPLES = ("model-validation",)
+# Every example `init` can copy, with what it shows (`oloproof init --list`).
+EXAMPLES = {
+    "model-validation": "a loan model trained offline by NumPy: leakage, declared noise, five seeds; and an image project",
+    "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
+}
+# Never copied: caches, and lock files (a lock is not evidence).
+IGNORED = ("__pycache__", "*.pyc", "*.lock", ".locks")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "init", help="copy a worked example", description="Copy a worked example into DIR (default: its name)."
     )
-    parser.add_argument("--example", required=True, choices=EXAMPLES, help="which example")
+    parser.add_argument("--example", choices=list(EXAMPLES), help="which example")
+    parser.add_argument("--list", action="store_true", help="list the examples and what each shows")
     parser.add_argument("dir", nargs="?", help="where to copy it (must not exist or be empty)")
     parser.set_defaults(handler=handle)
 
@@ -24,13 +31,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     from oloproof.errors import UsageError  # lazy: start-up
 
+    console = common.console()
+    if args.list:
+        for name, what in EXAMPLES.items():
+            console.print(f"{name}: {what}")
+        return 0
+    if args.example is None:
+        raise UsageError(f"init needs --example NAME (one of {', '.join(EXAMPLES)}), or --list")
     target = Path(args.dir or args.example)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
     source = resources.files("oloproof.examples") / args.example
     with resources.as_file(source) as path:
-        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
-    console = common.console()
+        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
     console.print(f"copied the {args.example} example to {target}/")
     console.print(f"next: cd {target} && oloproof gate")
     return 0
