@@ -144,6 +144,9 @@ class GateResult:
     checker: CheckerIdentity
     generated_at: str
     limitations: tuple[str, ...] = LIMITATIONS
+    # Why the run that decides is the one it is: a stored run of this version not reused (its
+    # system files changed, it was imported, a pull request added it), said in every report.
+    run_notes: tuple[str, ...] = ()
 
     @property
     def version(self) -> str:

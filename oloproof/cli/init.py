@@ -8,10 +8,11 @@ from importlib import resources
 from pathlib import Path
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 # Every example `init` can copy, with what it shows (`oloproof init --list`).
 EXAMPLES = {
-    "model-validation": "a loan model trained offline by NumPy: leakage, declared noise, five seeds; and an image project",
+    "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
 }
 # Never copied: caches, and lock files (a lock is not evidence).
@@ -44,6 +45,6 @@ def handle(args: argparse.Namespace) -> int:
     source = resources.files("oloproof.examples") / args.example
     with resources.as_file(source) as path:
         shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
-    console.print(f"copied the {args.example} example to {target}/")
-    console.print(f"next: cd {target} && oloproof gate")
+    console.print(f"copied the {args.example} example to {inert(target)}/")
+    console.print(f"next: cd {inert(target)} && oloproof gate")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 PROGRESS_MIN_BYTES = 8 << 20  # a bar for scans long enough to watch
 
@@ -112,7 +113,7 @@ def handle(args: argparse.Namespace) -> int:
     lines = describe(result)
     for line in lines:
         style = "bold red" if line.startswith("cases checked") and result.leaked_ids else None
-        console.print(line, style=style, markup=False, highlight=False)
+        console.print(inert(line), style=style, markup=False, highlight=False)
     if args.record:
         path = write_record(release.base_dir, result)
         console.print(f"recorded: {path.relative_to(release.base_dir)} (commit it: the gate reads it)", markup=False)

@@ -19,6 +19,7 @@ from oloproof import __version__
 from oloproof.cli.common import silence_stdout
 from oloproof.errors import ExitCode, OloproofError
 from oloproof.exits import run_guarded, where_raised
+from oloproof.inert import inert
 
 
 def _commands() -> list[ModuleType]:
@@ -55,7 +56,7 @@ class _Stderr:
     """How the CLI says what ended a command: one line on stderr (a traceback only on request)."""
 
     def error(self, exc: OloproofError) -> None:
-        print(f"oloproof: error: {exc}", file=sys.stderr)
+        print(f"oloproof: error: {inert(exc)}", file=sys.stderr)
 
     def stopped(self, code: ExitCode) -> None:
         word = "terminated" if code is ExitCode.TERMINATED else "interrupted"
@@ -63,7 +64,7 @@ class _Stderr:
 
     def internal(self, exc: BaseException) -> None:
         print(
-            f"oloproof: internal error (a bug in oloproof, not in your files): {type(exc).__name__}: {exc}\n"
+            f"oloproof: internal error (a bug in oloproof, not in your files): {type(exc).__name__}: {inert(exc)}\n"
             f"  at {where_raised(exc)}; oloproof {__version__}, Python {sys.version.split()[0]}\n"
             "  set OLOPROOF_DEBUG=1 for the full traceback, and please report it",
             file=sys.stderr,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -134,9 +135,11 @@ def handle_label(args: argparse.Namespace) -> int:
     elif spec.labels is not None:
         notes.append(f"{spec.labels} does not exist yet: save the exported file there")
     print(
-        f"wrote {output}: {len(variant.applicable)} changed case(s) to label"
-        + (f" ({'; '.join(notes)})" if notes else "")
-        + f", {len(variant.not_applicable)} not applicable. Open it in a browser, label with y/n, export with e."
+        inert(
+            f"wrote {output}: {len(variant.applicable)} changed case(s) to label"
+            + (f" ({'; '.join(notes)})" if notes else "")
+            + f", {len(variant.not_applicable)} not applicable. Open it in a browser, label with y/n, export with e."
+        )
     )
     return 0
 
@@ -169,7 +172,7 @@ def handle_stamp(args: argparse.Namespace) -> int:
     }
     unused = sum(1 for case_id in labels if case_id not in variant.pair_digests)
     if not todo:
-        print(f"nothing to stamp: every label of a changed case in {shown} is bound to its current pair")
+        print(inert(f"nothing to stamp: every label of a changed case in {shown} is bound to its current pair"))
         return 0
     if not args.confirm:
         ids = ", ".join(list(todo)[:10]) + (", …" if len(todo) > 10 else "")
@@ -186,7 +189,7 @@ def handle_stamp(args: argparse.Namespace) -> int:
         lines.append(dumps_line(obj))
     atomic_write_bytes(file, b"".join(lines))
     for case_id, why in todo.items():
-        print(f"stamped {case_id}: {'preserved' if labels[case_id].preserved else 'changed meaning'} ({why})")
+        print(f"stamped {inert(case_id)}: {'preserved' if labels[case_id].preserved else 'changed meaning'} ({why})")
     print(
         f"stamped {len(todo)} label(s) in {shown}: bound to the current pairs of transform '{spec.name}' "
         f"({spec.kind}: {spec.transform.describe()}), on the word of whoever ran this with --confirm"
@@ -195,7 +198,7 @@ def handle_stamp(args: argparse.Namespace) -> int:
         print(f"{unused} label(s) for cases the transform does not change: left as they were")
     unlabelled = sum(1 for case_id in variant.applicable if case_id not in labels)
     if unlabelled:
-        print(f"{unlabelled} changed case(s) have no label in {shown}")
+        print(inert(f"{unlabelled} changed case(s) have no label in {shown}"))
     return 0
 
 
@@ -205,7 +208,7 @@ def handle_show(args: argparse.Namespace) -> int:
 
     release = common.load(args)
     if release.metamorphic is None:
-        print(f"{release.path} declares no metamorphic transforms")
+        print(inert(f"{release.path} declares no metamorphic transforms"))
         return 0
     testset = load_dev_testset(release)
     rows = []
@@ -242,17 +245,19 @@ def handle_show(args: argparse.Namespace) -> int:
 
         console.print(
             Text.assemble(
-                (spec.name, "bold"),
-                f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
-                f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; "
-                f"{status.state}{extra}",
+                (inert(spec.name), "bold"),
+                inert(
+                    f" ({spec.kind} on {spec.field}: {spec.transform.describe()}): "
+                    f"{len(variant.applicable)} changed, {len(variant.not_applicable)} not applicable; "
+                    f"{status.state}{extra}"
+                ),
             ),
             highlight=False,
         )
         if status.file is not None and not status.file_exists:
             from oloproof.evaluators.metamorphic import missing_file_sentence  # lazy: start-up
 
-            console.print(Text(f"  {missing_file_sentence(status.file, spec.name)}."), highlight=False)
+            console.print(Text(inert(f"  {missing_file_sentence(status.file, spec.name)}.")), highlight=False)
     if args.json:
         common.write_json(args.json, {"schema": "oloproof.metamorphic-show/1", "transforms": rows})
     return 0
@@ -265,7 +270,7 @@ def handle_cases(args: argparse.Namespace) -> int:
     _, variant = _variant(args)
     data = b"".join(dumps_line({"id": case.id, **case.inputs}) for case in variant.testset.cases)
     atomic_write_bytes(Path(args.output), data)
-    print(f"wrote {args.output}: {len(variant.applicable)} transformed case(s) ({variant.testset.digest[:19]}…)")
+    print(inert(f"wrote {args.output}: {len(variant.applicable)} transformed case(s) ({variant.testset.digest[:19]}…)"))
     return 0
 
 
@@ -285,9 +290,11 @@ def handle_import(args: argparse.Namespace) -> int:
         kind=run_kind(variant.spec.name),
     )
     print(
-        f"run {record.run_id} ({run_kind(variant.spec.name)}, version {record.version}): {record.status}, "
-        f"{record.n_outputs}/{record.n_cases} outputs"
+        inert(
+            f"run {record.run_id} ({run_kind(variant.spec.name)}, version {record.version}): {record.status}, "
+            f"{record.n_outputs}/{record.n_cases} outputs"
+        )
     )
     for line in describe_problems(record):
-        print(f"  {line}")
+        print(f"  {inert(line)}")
     return 0

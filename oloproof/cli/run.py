@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,14 +74,14 @@ def handle(args: argparse.Namespace) -> int:
     console.print(
         Text.assemble(
             "run ",
-            (record.run_id, "bold"),
-            f" version {record.version} on dev set {testset.path} ({short_digest(testset.digest)}): ",
+            (inert(record.run_id), "bold"),
+            f" version {inert(record.version)} on dev set {inert(testset.path)} ({short_digest(testset.digest)}): ",
             (record.status, style),
             f", {record.n_outputs}/{record.n_cases} outputs",
         )
     )
     for problem in describe_problems(record):
-        console.print(f"  {problem}")
+        console.print(f"  {inert(problem)}")
     if args.json:
         common.write_json(args.json, record.to_json())
     return 0

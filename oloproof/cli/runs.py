@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,9 +40,9 @@ def handle(args: argparse.Namespace) -> int:
         ref = "latest" if back == 0 else f"latest~{back}"
         table.add_row(
             ref,
-            record.run_id,
-            record.version,
-            record.status,
+            inert(record.run_id),
+            inert(record.version),
+            inert(record.status),
             f"{record.n_outputs}/{record.n_cases}",
             short_digest(record.testset_digest),
             record.started_at[:19].replace("T", " "),

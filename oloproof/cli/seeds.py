@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from oloproof.cli import common
+from oloproof.inert import inert
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,8 +70,8 @@ def handle(args: argparse.Namespace) -> int:
     testset = load_dev_testset(release)
     result = decide_recipe(spec, release, policy, testset, RunStore(release.base_dir))
     console = common.console()
-    where = f" on dev set {testset.path} ({len(testset)} cases, {short_digest(testset.digest)})"
-    console.print(Text.assemble("recipe ", (spec.recipe, "bold"), where))
+    where = f" on dev set {inert(testset.path)} ({len(testset)} cases, {short_digest(testset.digest)})"
+    console.print(Text.assemble("recipe ", (inert(spec.recipe), "bold"), where))
     table = Table(header_style="bold")
     for column in ("checkpoint", "ref", "run", "version", "status", "pass rate", "missing"):
         table.add_column(column)
@@ -83,24 +84,24 @@ def handle(args: argparse.Namespace) -> int:
             rate = "-" if value is None else f"{value:.1%}"
             missing = str(result.recipe.seed_missing[position])
         table.add_row(
-            cp.name,
-            cp.ref,
-            cp.run.run_id if cp.run else "-",
-            cp.run.version if cp.run else "-",
-            cp.run.status if cp.run else (cp.problem or "-"),
+            inert(cp.name),
+            inert(cp.ref),
+            inert(cp.run.run_id) if cp.run else "-",
+            inert(cp.run.version) if cp.run else "-",
+            inert(cp.run.status if cp.run else (cp.problem or "-")),
             rate,
             missing,
         )
     console.print(table)
     rule = result.rule
     line = Text()
-    line.append(f"{rule.rule_id}: ", style="bold")
+    line.append(f"{inert(rule.rule_id)}: ", style="bold")
     line.append(rule.verdict.value, style=STYLE[rule.verdict])
-    line.append(f"  {rule.sentence}")
+    line.append(f"  {inert(rule.sentence)}")
     console.print(line)
     if result.recipe is not None:
         ids = [case.id for case in testset.cases]
-        unstable = [ids[i] for i in result.recipe.unstable_cases]
+        unstable = [inert(ids[i]) for i in result.recipe.unstable_cases]
         shown_ids = ", ".join(unstable[:10]) + (f", … (+{len(unstable) - 10})" if len(unstable) > 10 else "")
         console.print(f"{len(unstable)} case(s) change verdict with the seed{': ' + shown_ids if unstable else ''}")
     if args.html:

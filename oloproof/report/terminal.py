@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from oloproof.inert import inert, inert_lines
 from oloproof.result import GateResult
 from oloproof.verdicts import Verdict
 
@@ -20,6 +21,9 @@ STYLE = {
 }
 
 
+STDERR_LINES = 20  # of a failed system's stderr tail (the run keeps its last 4 KiB)
+
+
 def short_digest(digest: str) -> str:
     algo, _, hexpart = digest.partition(":")
     return f"{algo}:{hexpart[:12]}"
@@ -30,16 +34,24 @@ def build(result: GateResult) -> Group:
     parts: list[object] = []
     header = Text()
     header.append("oloproof gate ", style="bold")
-    header.append(f"{release.path}  system {result.version}")
+    header.append(f"{inert(release.path)}  system {inert(result.version)}")
     if result.version_differs:
-        header.append(f"  (release.yaml declares {release.system.version})", style="yellow")
+        header.append(f"  (release.yaml declares {inert(release.system.version)})", style="yellow")
     header.append("\n")
-    header.append(f"dev set {testset.path}: {len(testset)} cases, {short_digest(testset.digest)}")
+    header.append(f"dev set {inert(testset.path)}: {len(testset)} cases, {short_digest(testset.digest)}")
     if run is not None:
         how = "reused" if result.run_reused else "new"
-        header.append(f"\nrun {run.run_id} ({how}, {run.status}, {run.n_outputs}/{run.n_cases} outputs)")
+        header.append(f"\nrun {inert(run.run_id)} ({how}, {run.status}, {run.n_outputs}/{run.n_cases} outputs)")
+        if run.imported_from is not None:
+            header.append(f"  IMPORTED from {inert(run.imported_from)}: not made by system.command", style="yellow")
         if run.checker != result.checker.to_json():
             header.append("  [checker changed since this run]", style="yellow")
+    for note in result.run_notes:
+        header.append(f"\n  {inert(note)}", style="yellow")
+    if run is not None and run.failure is not None and run.stderr_tail.strip():
+        header.append(f"\n  the system failed ({inert(run.failure)}); the last lines of its stderr:", style="yellow")
+        for tail_line in inert_lines(run.stderr_tail)[-STDERR_LINES:]:
+            header.append(f"\n  | {tail_line}")
     parts.append(header)
 
     table = Table(show_lines=False, header_style="bold")
@@ -61,8 +73,8 @@ def build(result: GateResult) -> Group:
             threshold = "-"
         reasons = ", ".join(code for code in rule.reasons if code not in ("interval_clears_threshold",))
         table.add_row(
-            rule.rule_id,
-            rule.criterion,
+            inert(rule.rule_id),
+            inert(rule.criterion),
             estimate,
             bounds,
             threshold,
@@ -72,7 +84,7 @@ def build(result: GateResult) -> Group:
     for report in result.checks:
         if report.verdict is not None:
             table.add_row(
-                f"[{report.name}]",
+                f"[{inert(report.name)}]",
                 "-",
                 "-",
                 "-",
@@ -86,12 +98,12 @@ def build(result: GateResult) -> Group:
 
     for report in result.checks:
         line = Text()
-        line.append(f"{report.title}: ", style="bold")
-        line.append(report.status)
+        line.append(f"{inert(report.title)}: ", style="bold")
+        line.append(inert(report.status))
         if report.sentence:
-            line.append(f"\n  {report.sentence}")
+            line.append(f"\n  {inert(report.sentence)}")
         for extra in report.lines:
-            line.append(f"\n  {extra}")
+            line.append(f"\n  {inert(extra)}")
         parts.append(line)
 
     metamorphic = metamorphic_lines(result)
@@ -102,11 +114,11 @@ def build(result: GateResult) -> Group:
     for rule in result.rules:
         if rule.verdict is Verdict.PASS:
             continue
-        notes.append(f"{rule.rule_id}: ", style=STYLE[rule.verdict])
-        notes.append(rule.sentence + "\n")
+        notes.append(f"{inert(rule.rule_id)}: ", style=STYLE[rule.verdict])
+        notes.append(inert(rule.sentence) + "\n")
     for problem in result.problems:
         notes.append("problem: ", style="yellow")
-        notes.append(problem + "\n")
+        notes.append(inert(problem) + "\n")
     if notes.plain:
         parts.append(notes)
     verdict = Text()
@@ -125,9 +137,9 @@ def metamorphic_lines(result: GateResult) -> Text:
         if not isinstance(info, dict):
             continue
         rate = "-" if info["flip_rate"] is None else f"{info['flip_rate']:.3f}"
-        text.append(f"  {info['transform']}", style="bold")
+        text.append(f"  {inert(info['transform'])}", style="bold")
         text.append(
-            f" ({info['kind']} on {info['input_field']}; {criterion}): flip rate {rate} "
+            f" ({info['kind']} on {inert(info['input_field'])}; {inert(criterion)}): flip rate {rate} "
             f"({info['flips']}/{info['answered']} changed cases"
             + (f", {info['missing']} missing" if info["missing"] else "")
             + f"; {info['not_applicable']} not applicable), {info['status']}\n"
