@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +19,7 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, SpecError, Where
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.files import display_path, read_text
-from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout
+from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, build_policy
@@ -76,6 +77,28 @@ class Release:
     document: Document
     metamorphic: MetamorphicSpec | None = None  # declared transforms (SPEC §5)
     digest: str  # "sha256:..." of the canonical release and policy content
+    policy_file: Path | None = None  # when the policy is a file of its own
+    seeds_file: Path | None = None  # when seeds: names a file
+
+    def input_files(self, environ: Mapping[str, str] | None = None) -> list[Path]:
+        """Every file this configuration reads: release.yaml, the policy and seeds files, the test
+        set, the holdout (when its path can be known here), labels files, and the system's files.
+        No report may be written over any of them."""
+        files = [self.file, self.resolve(self.testset_path)]
+        files += [path for path in (self.policy_file, self.seeds_file) if path is not None]
+        if self.holdout is not None:
+            files.append(self.resolve(self.holdout.log))
+            cases = expanded(self.holdout.cases, os.environ if environ is None else environ)
+            if cases is not None:
+                files.append(self.resolve(cases))
+        for evaluator in self.evaluators:
+            labels = getattr(evaluator, "labels", None)
+            if isinstance(labels, str):
+                files.append(self.resolve(labels))
+        if self.metamorphic is not None:
+            files += [self.resolve(spec.labels) for spec in self.metamorphic.transforms if spec.labels is not None]
+        files += list(self.system.files(self.base_dir))
+        return files
 
     def resolve(self, relative: str) -> Path:
         return resolve_path(self.base_dir, relative)
@@ -94,7 +117,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     data = doc.data
     base_dir = file.parent
 
-    policy, policy_data = _load_policy(doc, base_dir)
+    policy, policy_data, policy_file = _load_policy(doc, base_dir)
     evaluators = _build_evaluators(doc)
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
@@ -114,6 +137,11 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     system = build_system(
         data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message)
     )
+    for index, artifact in enumerate(system.artifacts):
+        if not resolve_path(base_dir, artifact).exists():
+            raise doc.error(
+                f"system.artifacts[{index}]", f"{artifact}: no such file or directory (relative to {doc.path})"
+            )
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
         require_criterion(
@@ -159,6 +187,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         else build_holdout(holdout, default_criterion=policy.rules[0].criterion, line=doc.line("holdout")),
         document=doc,
         digest=digest,
+        policy_file=policy_file,
+        seeds_file=None if not isinstance(data["seeds"], str) else resolve_path(base_dir, data["seeds"]),
     )
 
 
@@ -205,11 +235,11 @@ def require_criterion(
     return evaluator
 
 
-def _load_policy(doc: Document, base_dir: Path) -> tuple[Policy, Any]:
-    """The policy, from its own file or inline, and its raw data (for the config digest)."""
+def _load_policy(doc: Document, base_dir: Path) -> tuple[Policy, Any, Path | None]:
+    """The policy, from its own file or inline, its raw data (for the config digest), its file."""
     value = doc.data["policy"]
     if not isinstance(value, str):
-        return build_policy(doc, prefix="policy"), value
+        return build_policy(doc, prefix="policy"), value, None
     policy_file = resolve_path(base_dir, value)
     policy_shown = display_path(policy_file)
     if not policy_file.is_file():
@@ -220,7 +250,7 @@ def _load_policy(doc: Document, base_dir: Path) -> tuple[Policy, Any]:
         path=policy_shown,
         empty_message="the policy file is empty; it needs at least one rule",
     )
-    return build_policy(policy_doc), policy_doc.data
+    return build_policy(policy_doc), policy_doc.data, policy_file
 
 
 def _load_seeds(doc: Document, base_dir: Path) -> SeedsSpec | None:

@@ -27,7 +27,7 @@ from oloproof.metamorphic.variants import LIMITATIONS as METAMORPHIC_LIMITATIONS
 from oloproof.metamorphic.variants import VariantProvider
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, GateResult, RuleResult
-from oloproof.run import execute
+from oloproof.run import execute, find_reusable, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
@@ -38,24 +38,6 @@ def registry() -> dict[str, GateCheck]:
     """Every gate check, by name, in the order they run: the one list of capabilities (a new one
     is its package and one line here; nothing below the gate imports a capability)."""
     return {"leakage": LeakageCheck(), "holdout": HoldoutCheck(), "seeds": SeedsCheck()}
-
-
-def find_reusable_run(release: Release, testset: TestSet, store: RunStore) -> RunRecord | None:
-    """The latest run of this system version on this exact test set (and command), if any.
-
-    A failed run (crash, timeout) is kept as evidence but never reused: the next gate runs the
-    system again, so fixing what broke it is enough.
-    """
-    command = release.system.command_text
-    for record in reversed(store.records()):
-        if record.kind != "system" or record.version != release.system.version or record.status == "failed":
-            continue
-        if record.testset_digest != testset.digest:
-            continue
-        if record.command is not None and command is not None and record.command != command:
-            continue
-        return record
-    return None
 
 
 def load_dev_testset(release: Release) -> TestSet:
@@ -87,6 +69,7 @@ def run_gate(
         reused: bool = False,
         outcomes: dict[str, CriterionOutcome] | None = None,
         problems: tuple[str, ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> GateResult:
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(
@@ -102,6 +85,7 @@ def run_gate(
             checker=checker_identity(),
             generated_at=generated_at,
             limitations=limitations_for(release),
+            run_notes=notes,
         )
 
     blocking = [report for report in reports if report.blocks]
@@ -115,12 +99,22 @@ def run_gate(
         return result(rules)
 
     baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
-    record, outputs, reused = _obtain_run(release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch)
+    record, outputs, reused, run_notes = _obtain_run(
+        release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch
+    )
+    if record.imported:
+        run_notes = (
+            *run_notes,
+            f"the run that decides was imported from {record.imported_from} (--run), not made here",
+        )
+    run_notes = (*run_notes, *_refused_notes(store))
 
     invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
     variants = None
     if release.metamorphic is not None:
-        variants = VariantProvider(release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch)
+        variants = VariantProvider(
+            release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch, imported=record.imported
+        )
     eval_ctx = EvalContext(
         testset=testset,
         outputs=outputs,
@@ -141,7 +135,7 @@ def run_gate(
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(check.rule_results(ctx, rules))
-    return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems)
+    return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems, notes=run_notes)
 
 
 def _evaluate(
@@ -174,8 +168,10 @@ def _obtain_run(
     run_ref: str | None,
     rerun: bool,
     on_batch: Callable[[int, int], None] | None,
-) -> tuple[RunRecord, dict[str, dict[str, Any]], bool]:
-    """The run to gate: the one named, the latest usable one of this version, or a new one.
+) -> tuple[RunRecord, dict[str, dict[str, Any]], bool, tuple[str, ...]]:
+    """The run to gate, whether it was reused, and notes on why a stored run was not: the run
+    named, the latest one that can stand in for running the declared system now (same command,
+    same system files, not imported, not failed), or a new one.
 
     Finding and making a run happen under a lock per (version, test set), so two gates started
     together run the system once and the second reuses the first's run.
@@ -187,20 +183,45 @@ def _obtain_run(
                 f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
                 f"but {testset.path} is now {testset.digest[:19]}…: re-run the system on this test set"
             )
-        return record, store.outputs(record), True
-    with store.lock(f"{release.system.version}\0{testset.digest}"):
-        found = None if rerun else find_reusable_run(release, testset, store)
+        return record, store.outputs(record), True, ()
+    system = release.system
+    with store.lock(f"{system.version}\0{testset.digest}"):
+        current = system_fingerprint(release) if system.command is not None else None
+        found, notes = (
+            (None, ())
+            if rerun
+            else find_reusable(
+                store.records(),
+                version=system.version,
+                testset_digest=testset.digest,
+                kind="system",
+                command=system.command_text,
+                current=current,
+            )
+        )
         if found is not None:
-            return found, store.outputs(found), True
-        if release.system.command is None:
+            return found, store.outputs(found), True, ()
+        if system.command is None:
             raise UsageError(
-                f"no run of version '{release.system.version}' on {testset.path} ({testset.digest[:19]}…), and "
+                f"no run of version '{system.version}' on {testset.path} ({testset.digest[:19]}…), and "
                 "release.yaml declares no system command: import outputs with "
-                f"`oloproof run --outputs FILE --version {release.system.version}`"
+                f"`oloproof run --outputs FILE --version {system.version}`"
             )
         _preflight(release, testset)
         record, outputs = execute(release, testset, store, on_batch=on_batch)
-        return record, outputs, False
+        return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
+
+
+def _refused_notes(store: RunStore, limit: int = 3) -> tuple[str, ...]:
+    """Stored runs that are never used (edited, unsealed, or not admitted), said once each."""
+    items = sorted(store.refused.items())
+    notes = tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
+    more = (
+        (f"and {len(items) - limit} more stored run(s) are not used (see `oloproof runs`)",)
+        if len(items) > limit
+        else ()
+    )
+    return notes + more
 
 
 def _preflight(release: Release, testset: TestSet) -> None:

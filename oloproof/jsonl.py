@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError
+from oloproof.files import open_regular
 
 
 class _NonFinite(Exception):
@@ -56,15 +57,7 @@ def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
 def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
     shown = display or str(path)
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise DataError(shown, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(shown, None, "is a directory, expected a JSONL file") from None
-    except OSError as exc:
-        raise DataError(shown, None, f"cannot read it ({exc.strerror or exc})") from None
-    with handle:
+    with open_regular(path, shown, expected="a JSONL file", data=True) as handle:
         for number, raw in enumerate(handle, start=1):
             stripped = raw.strip()
             if number == 1:

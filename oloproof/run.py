@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oloproof.config import Release
-from oloproof.errors import ConfigError, DataError, UsageError
+from oloproof.errors import ConfigError, UsageError
+from oloproof.files import read_regular
+from oloproof.fingerprint import Fingerprint, fingerprint
 from oloproof.identity import checker_identity
 from oloproof.process import Collected, CommandNotFound, collect_lines, run_batches
 from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
@@ -45,6 +47,7 @@ def execute(
     else:
         argv = system.command
     requests = [{"id": case.id, **case.inputs} for case in testset.cases]  # never `expected`
+    files = system_fingerprint(release, command=command)
     started_at, created_ns = utc_now(), time.time_ns()
     try:
         collected = run_batches(
@@ -70,7 +73,14 @@ def execute(
         command=command or system.command_text,
         imported_from=None,
         kind=kind,
+        fingerprint=files,
     )
+
+
+def system_fingerprint(release: Release, *, command: str | None = None) -> Fingerprint:
+    """The fingerprint of the files the system runs with: ``system.artifacts`` and the files its
+    command line (``command``, else ``system.command``) names."""
+    return fingerprint(release.system.files(release.base_dir, command), base_dir=release.base_dir)
 
 
 def import_outputs(
@@ -87,14 +97,7 @@ def import_outputs(
     if not version.strip():
         raise UsageError("--version must not be empty")
     started_at, created_ns = utc_now(), time.time_ns()
-    try:
-        raw = outputs_file.read_bytes()
-    except FileNotFoundError:
-        raise DataError(shown, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(shown, None, "is a directory, expected a JSONL file of outputs") from None
-    except OSError as exc:
-        raise DataError(shown, None, f"cannot read it ({exc.strerror or exc})") from None
+    raw = read_regular(outputs_file, shown, expected="a JSONL file of outputs", data=True)
     collected = Collected()
     collect_lines(raw.splitlines(), [case.id for case in testset.cases], collected, source=shown)
     return _store(
@@ -123,6 +126,7 @@ def _store(
     command: str | None,
     imported_from: str | None,
     kind: str,
+    fingerprint: Fingerprint | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     record = RunRecord(
         run_id=new_run_id(),
@@ -146,9 +150,9 @@ def _store(
         run_errors=tuple(collected.run_errors),
         stderr_tail=collected.stderr_tail,
         checker=checker_identity().to_json(),
+        fingerprint=fingerprint,
     )
-    store.save(record, collected.outputs)
-    return record, collected.outputs
+    return store.save(record, collected.outputs), collected.outputs
 
 
 def describe_problems(record: RunRecord, *, limit: int = 5) -> list[str]:
@@ -167,3 +171,49 @@ def describe_problems(record: RunRecord, *, limit: int = 5) -> list[str]:
     if len(record.run_errors) > limit:
         lines.append(f"… and {len(record.run_errors) - limit} more output problem(s)")
     return lines
+
+
+def why_not_reused(record: RunRecord, *, command: str | None, current: Fingerprint | None) -> str | None:
+    """Why a stored run of the right version and test set cannot stand in for running ``command``
+    now (None: it can). A failed run is never reused (fixing what broke it is enough to run again);
+    imported outputs never stand in for a declared command (name them with ``--run REF``); a run
+    made with other system files (weights, prompts, code) is not about this system."""
+    if record.status == "failed":
+        return f"run {record.run_id} failed ({record.failure})"
+    if command is None:
+        return None  # nothing declared to run: imported outputs are all there is (reports say "imported")
+    if record.imported:
+        return (
+            f"run {record.run_id} was imported from {record.imported_from}, not made by the declared command; "
+            "imported outputs decide only when named (`--run REF`)"
+        )
+    if record.command != command:
+        return f"run {record.run_id} was made by another command ({record.command})"
+    if record.fingerprint is None or current is None:
+        return f"run {record.run_id} has no fingerprint of the system's files (made by an older oloproof)"
+    if record.fingerprint.digest != current.digest:
+        return f"run {record.run_id} was made with other system files ({record.fingerprint.changes(current)} since)"
+    return None
+
+
+def find_reusable(
+    records: list[RunRecord],
+    *,
+    version: str,
+    testset_digest: str,
+    kind: str,
+    command: str | None,
+    current: Fingerprint | None,
+) -> tuple[RunRecord | None, tuple[str, ...]]:
+    """The latest stored run that can stand in for running ``command`` as ``version`` on this test
+    set now, and — when there is none — why the latest candidate was not reused."""
+    notes: list[str] = []
+    for record in reversed(records):
+        if record.kind != kind or record.version != version or record.testset_digest != testset_digest:
+            continue
+        why = why_not_reused(record, command=command, current=current)
+        if why is None:
+            return record, ()
+        if not notes:
+            notes.append(f"not reused: {why}")
+    return None, tuple(notes)

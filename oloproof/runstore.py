@@ -16,20 +16,20 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from oloproof.errors import StoreError
-from oloproof.files import atomic_write_bytes, atomic_write_dir, locked
+from oloproof.errors import StoreError, UsageError
+from oloproof.files import STORE_DIR, atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
+from oloproof.fingerprint import Fingerprint
 from oloproof.jsonl import dumps_line
 
 RUN_SCHEMA = "oloproof.run/1"
-STORE_DIR = ".oloproof"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +55,13 @@ class RunRecord:
     stderr_tail: str = ""
     checker: dict[str, str] = field(default_factory=dict)
     kind: str = "system"  # what was run: the system, or a derived set (e.g. "holdout")
+    # The files the system ran with (None for imported outputs: nothing here ran them).
+    fingerprint: Fingerprint | None = None
+    outputs_sha256: str = ""  # of outputs.jsonl as written; checked whenever the outputs are read
+
+    @property
+    def imported(self) -> bool:
+        return self.imported_from is not None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +86,8 @@ class RunRecord:
             "run_errors": list(self.run_errors),
             "stderr_tail": self.stderr_tail,
             "checker": self.checker,
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.to_json(),
+            "outputs_sha256": self.outputs_sha256,
         }
 
     @classmethod
@@ -105,6 +114,8 @@ class RunRecord:
             run_errors=tuple(data["run_errors"]),
             stderr_tail=data.get("stderr_tail", ""),
             checker=dict(data["checker"]),
+            fingerprint=Fingerprint.from_json(data.get("fingerprint")),
+            outputs_sha256=str(data.get("outputs_sha256") or ""),
         )
 
 
@@ -117,28 +128,42 @@ def new_run_id() -> str:
 
 
 class RunStore:
-    """Runs under ``<root>/.oloproof/runs``; ``root`` is the directory of release.yaml."""
+    """Runs under ``<root>/.oloproof/runs``; ``root`` is the directory of release.yaml.
 
-    def __init__(self, root: Path) -> None:
+    Every run is sealed when written (a content digest over run.json, and the SHA-256 of
+    outputs.jsonl) and checked when read: a run edited by hand, or written before runs were
+    sealed, is never used — it is listed in ``refused`` with the reason, and a ref naming it is an
+    error that says why. ``admit`` narrows what counts further (in a pull request, only the runs
+    the protected branch holds): it returns None for a usable run, or why it is not. Runs this
+    store saves itself are always usable.
+    """
+
+    def __init__(self, root: Path, *, admit: Callable[[RunRecord], str | None] | None = None) -> None:
         self.root = root
         self.runs_dir = root / STORE_DIR / "runs"
+        self.admit = admit
+        self.refused: dict[str, str] = {}  # run id -> why it is not used
+        self._made: set[str] = set()
 
-    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> Path:
+    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> RunRecord:
+        """Write a run (sealed) and return the record as stored (with its outputs' digest)."""
+        data = b"".join(dumps_line(output) for output in outputs.values())
+        record = replace(record, outputs_sha256="sha256:" + hashlib.sha256(data).hexdigest())
         final = self.runs_dir / record.run_id
 
         def fill(tmp: Path) -> None:
             (tmp / "run.json").write_bytes(
-                orjson.dumps(record.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+                orjson.dumps(seal(record.to_json()), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
             )
-            with open(tmp / "outputs.jsonl", "wb") as handle:
-                for output in outputs.values():
-                    handle.write(dumps_line(output))
+            (tmp / "outputs.jsonl").write_bytes(data)
 
         atomic_write_dir(final, fill)
-        return final
+        self._made.add(record.run_id)
+        return record
 
     def records(self) -> list[RunRecord]:
-        """Every complete run, oldest first (temporary directories are skipped)."""
+        """Every complete, sealed and admitted run, oldest first (temporary directories are
+        skipped; the others are in ``refused``)."""
         if not self.runs_dir.is_dir():
             return []
         found: list[RunRecord] = []
@@ -147,26 +172,49 @@ class RunStore:
                 continue
             meta = Path(entry.path) / "run.json"
             try:
-                data = orjson.loads(meta.read_bytes())
-                found.append(RunRecord.from_json(data))
-            except FileNotFoundError:
+                data = orjson.loads(read_regular(meta, str(meta)))
+            except UsageError:
+                continue  # no run.json: not a run
+            except orjson.JSONDecodeError as exc:
+                self.refused[entry.name] = f"its run.json is not valid JSON ({exc})"
                 continue
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise StoreError(f"{meta}: not a valid run record ({exc.__class__.__name__}: {exc})") from None
+            problem = seal_problem(data)
+            if problem is not None:
+                self.refused[entry.name] = problem
+                continue
+            try:
+                record = RunRecord.from_json(data)
+            except (KeyError, TypeError, ValueError) as exc:
+                self.refused[entry.name] = f"its run.json is not a valid run record ({exc.__class__.__name__}: {exc})"
+                continue
+            if record.run_id != entry.name:
+                self.refused[entry.name] = f"its run.json names run {record.run_id} (a run copied or renamed by hand)"
+                continue
+            why = None if self.admit is None or record.run_id in self._made else self.admit(record)
+            if why is not None:
+                self.refused[entry.name] = why
+                continue
+            found.append(record)
         found.sort(key=lambda record: (record.created_ns, record.run_id))
         return found
 
     def outputs(self, record: RunRecord) -> dict[str, dict[str, Any]]:
         path = self.runs_dir / record.run_id / "outputs.jsonl"
+        try:
+            raw = read_regular(path, str(path))
+        except UsageError:
+            raise StoreError(f"{path}: missing or unreadable (the run store is damaged)") from None
+        if "sha256:" + hashlib.sha256(raw).hexdigest() != record.outputs_sha256:
+            raise StoreError(
+                f"{path}: the outputs do not match the digest in run {record.run_id}'s run.json (edited after the run "
+                "was written); the run cannot be used: restore it from git or delete the run and make it again"
+            )
         result: dict[str, dict[str, Any]] = {}
         try:
-            with open(path, "rb") as handle:
-                for raw in handle:
-                    if raw.strip():
-                        obj = orjson.loads(raw)
-                        result[obj["id"]] = obj
-        except FileNotFoundError:
-            raise StoreError(f"{path}: missing (the run store is damaged)") from None
+            for line in raw.splitlines():
+                if line.strip():
+                    obj = orjson.loads(line)
+                    result[obj["id"]] = obj
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result
@@ -189,14 +237,15 @@ class RunStore:
 
     def resolve(self, ref: str, *, kind: str = "system") -> RunRecord:
         records = [record for record in self.records() if record.kind == kind]
-        return resolve_ref(ref, records)
+        return resolve_ref(ref, records, refused=self.refused)
 
 
 _TILDE = re.compile(r"^(?P<base>.+?)~(?P<n>\d+)$")
 
 
-def resolve_ref(ref: str, records: list[RunRecord]) -> RunRecord:
-    """Resolve a ref against ``records`` (oldest first)."""
+def resolve_ref(ref: str, records: list[RunRecord], *, refused: dict[str, str] | None = None) -> RunRecord:
+    """Resolve a ref against ``records`` (oldest first); ``refused`` (run id -> why) turns a ref that
+    names a run which is not used into an error saying why."""
     text = ref.strip()
     back = 0
     match = _TILDE.match(text)
@@ -218,6 +267,9 @@ def resolve_ref(ref: str, records: list[RunRecord]) -> RunRecord:
             raise StoreError(f"ref '{ref}': ~N applies to 'latest' or 'version:NAME', not to a run id")
         matches = [record for record in records if record.run_id.startswith(text)]
         if not matches:
+            for run_id, why in sorted((refused or {}).items()):
+                if run_id.startswith(text):
+                    raise StoreError(f"ref '{ref}': run {run_id} is not used: {why}")
             raise StoreError(f"ref '{ref}': no run id starts with '{text}' (see `oloproof runs`)")
         if len(matches) > 1:
             ids = ", ".join(record.run_id for record in matches[:5])

@@ -6,9 +6,11 @@ the section may hold and turns it into a typed record.
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
@@ -25,6 +27,11 @@ SYSTEM = Obj(
         ),
         "timeout_s": Prop(Scalar("number", exclusive_minimum=0.0), default=600.0, doc="Time allowed for one batch."),
         "batch_size": Prop(Scalar("int", minimum=1), default=1000, doc="Cases per call of the command."),
+        "artifacts": Prop(
+            Seq(Scalar("str", nonempty=True)),
+            doc="Files and directories the system runs with (weights, prompts, code), besides those its command "
+            "names: part of every run's fingerprint, so a run is never reused after one of them changed.",
+        ),
     },
     doc="The system under test.",
 )
@@ -37,12 +44,43 @@ class SystemSpec:
     timeout_s: float
     batch_size: int
     line: int | None
+    artifacts: tuple[str, ...] = ()  # as written, relative to release.yaml
 
     @property
     def command_text(self) -> str | None:
         if self.command is None or isinstance(self.command, str):
             return self.command
         return " ".join(self.command)
+
+    def files(self, base_dir: Path, command: str | Sequence[str] | None = None) -> tuple[Path, ...]:
+        """What the system's fingerprint covers: the declared artifacts, and every existing file or
+        directory that the command line (``command``, else ``system.command``) names — as an
+        argument or as the value of ``--option=value`` — relative to release.yaml or absolute.
+        The project directory itself and the directories above it are never included (they hold
+        the run store, which changes with every run)."""
+        found: dict[Path, None] = {}
+        for artifact in self.artifacts:
+            found[_resolve(base_dir, artifact)] = None
+        line = self.command if command is None else command
+        if line is not None:
+            try:
+                tokens = shlex.split(line) if isinstance(line, str) else list(line)
+            except ValueError:
+                tokens = []
+            project = base_dir.resolve()
+            for token in tokens:
+                for candidate in (token, token.partition("=")[2]):
+                    if not candidate or "\0" in candidate:
+                        continue
+                    path = _resolve(base_dir, candidate)
+                    try:
+                        exists = path.is_file() or path.is_dir()
+                        real = path.resolve()
+                    except (OSError, ValueError):
+                        continue
+                    if exists and real != project and real not in project.parents:
+                        found[path] = None
+        return tuple(found)
 
 
 def build_system(values: dict[str, Any], *, line: int | None, error: Callable[[str], Exception]) -> SystemSpec:
@@ -56,6 +94,7 @@ def build_system(values: dict[str, Any], *, line: int | None, error: Callable[[s
         timeout_s=float(values["timeout_s"]),
         batch_size=int(values["batch_size"]),
         line=line,
+        artifacts=tuple(values["artifacts"] or ()),
     )
 
 
@@ -66,3 +105,8 @@ def check_command(command: str, error: Callable[[str], Exception]) -> None:
             raise error("the command is empty")
     except ValueError as exc:
         raise error(f"cannot split the command: {exc}") from None
+
+
+def _resolve(base_dir: Path, value: str) -> Path:
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else base_dir / path

@@ -64,17 +64,6 @@ def test_check_tells_rounding_from_a_different_checkpoint(tmp_path: Path) -> Non
     assert compare(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")) == "differs"  # data files: bytes only
 
 
-def test_every_file_of_the_example_is_packaged() -> None:
-    # pyproject's package-data globs reach five levels below examples/ ("*/*/*/*/*"); a deeper
-    # file would silently be left out of `oloproof init --example model-validation`.
-    tomllib = pytest.importorskip("tomllib")
-    globs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["oloproof.examples"]
-    depth = max(len(glob.split("/")) for glob in globs)
-    files = [p for p in EXAMPLE.rglob("*") if p.is_file() and "__pycache__" not in p.parts and ".oloproof" not in p.parts]
-    too_deep = [str(p.relative_to(EXAMPLE.parent)) for p in files if len(p.relative_to(EXAMPLE.parent).parts) > depth]
-    assert len(files) > 600 and too_deep == []
-
-
 @pytest.fixture()
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     target = tmp_path / "demo"

@@ -38,6 +38,7 @@ from oloproof.checks import GateContext
 from oloproof.config import Release, load_release
 from oloproof.errors import ConfigError, ExitCode, OloproofError
 from oloproof.exits import run_guarded
+from oloproof.files import check_report_paths
 from oloproof.gate import load_dev_testset, registry, run_gate
 from oloproof.holdout.read import read_holdout as holdout_read
 from oloproof.report import annotations as ann
@@ -134,6 +135,9 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
     release = load_release(inputs.config)
+    if inputs.json_report is not None:  # never over an input: refused before any work (exit 2)
+        report = inputs.json_report
+        check_report_paths([report, report.with_suffix(".md")], inputs=release.input_files(session.environ))
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     run_ref = None

@@ -6,6 +6,7 @@ import argparse
 import io
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,21 +72,15 @@ def silence_stdout() -> None:
         pass
 
 
-def check_outputs(*paths: str | None) -> None:
-    """Refuse report paths that cannot be written before any work is done, so a verdict is
-    never computed and then lost (a directory, or a parent that cannot be created)."""
-    from oloproof.errors import UsageError  # lazy: start-up
+def check_outputs(*paths: str | None, release: Release | None = None, inputs: Iterable[str | Path | None] = ()) -> None:
+    """Refuse, before any work or read is spent, a report path that would replace an input of the
+    command (everything ``release`` reads, and ``inputs``), is not a regular file (a directory, a
+    FIFO, a device), is named twice, or cannot be created (``files.check_report_paths``)."""
+    from oloproof.files import check_report_paths  # lazy: start-up
 
-    for path in paths:
-        if path is None:
-            continue
-        target = Path(path)
-        if target.is_dir():
-            raise UsageError(f"{path}: is a directory; give a file name for the report")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot create its directory ({exc.strerror or exc})") from None
+    protected = [] if release is None else release.input_files()
+    protected += [Path(item) for item in inputs if item is not None]
+    check_report_paths(paths, inputs=protected)
 
 
 def write_file(path: str, text: str) -> None:

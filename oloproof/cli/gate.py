@@ -35,8 +35,8 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.run and args.rerun:
         raise UsageError("--rerun runs the system again; it cannot be combined with --run REF")
-    common.check_outputs(args.json, args.junit)
     release = common.load(args)
+    common.check_outputs(args.json, args.junit, release=release)
     with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
         result = run_gate(release, run_ref=args.run, rerun=args.rerun, quiet=args.quiet, on_batch=progress)
     # Reports first: whatever happens to the terminal, scripts get their files.

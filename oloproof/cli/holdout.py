@@ -164,6 +164,7 @@ def handle_run(args: argparse.Namespace) -> int:
     from oloproof.report.holdout import read_lines  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(args.json, release=release, inputs=[args.outputs])
     console = common.console()
     who, commit = local_identity(release.base_dir)
 
@@ -194,6 +195,7 @@ def handle_status(args: argparse.Namespace) -> int:
     from oloproof.report.holdout import status_items  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(args.json, release=release)
     status = holdout_status(release, delta=args.delta, psi=args.psi, since=args.since)
     _emit(common.console(), status_items(status))
     if args.json:
@@ -206,6 +208,7 @@ def handle_repair(args: argparse.Namespace) -> int:
     from oloproof.report.holdout import repair_lines  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(args.json, release=release)
     who, commit = local_identity(release.base_dir)
     before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used, who=who, commit=commit)
     _emit(common.console(), list(repair_lines(before, entry)))
@@ -225,6 +228,7 @@ def handle_budget(args: argparse.Namespace) -> int:
     from oloproof.report.holdout import budget_lines  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(args.json, release=release)
     who, commit = local_identity(release.base_dir)
     before, entry = set_budget(release, budget=args.budget, reason=args.reason, who=who, commit=commit)
     _emit(common.console(), list(budget_lines(release, before, entry)))

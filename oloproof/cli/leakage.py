@@ -93,6 +93,7 @@ def handle(args: argparse.Namespace) -> int:
     if fields is not None and any(not key or key.startswith(".") or key.endswith(".") or ".." in key for key in fields):
         raise UsageError("--field: expected key paths such as 'text' or 'features.income'")
     release = common.load(args)
+    common.check_outputs(args.json, release=release, inputs=[args.training])
     testset = load_testset(release.resolve(release.testset_path), display=release.testset_path)  # as the gate loads it
     size = Path(args.training).stat().st_size if Path(args.training).is_file() else 0
     with ScanProgress(

@@ -90,11 +90,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stamp.set_defaults(handler=handle_stamp)
 
 
-def _variant(args: argparse.Namespace) -> tuple[Release, TransformedSet]:
+def _variant(
+    args: argparse.Namespace, *, writes: tuple[str | None, ...] = (), reads: tuple[str | None, ...] = ()
+) -> tuple[Release, TransformedSet]:
+    """The config and the transform's copies of the test set; ``writes`` (files the command will
+    write) are checked against every input first, before any work."""
     from oloproof.gate import load_dev_testset  # lazy: start-up
     from oloproof.metamorphic.variants import transformed_cases  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(*writes, release=release, inputs=reads)
     return release, transformed_cases(release, load_dev_testset(release), args.transform)
 
 
@@ -114,11 +119,11 @@ def handle_label(args: argparse.Namespace) -> int:
     from oloproof.metamorphic.variants import read_labels  # lazy: start-up
     from oloproof.report.labels_page import render_page  # lazy: start-up
 
-    release, variant = _variant(args)
+    output = args.output or f"{args.transform}-labels.html"
+    release, variant = _variant(args, writes=(output,))
     spec = variant.spec
     _validated(spec, "label")
     labels = read_labels(release, spec)[1] if spec.labels is not None else None
-    output = args.output or f"{spec.name}-labels.html"
     common.write_file(output, render_page(variant, labels, labels_path=spec.labels))
     done = again = 0
     for case_id in variant.applicable:
@@ -207,6 +212,7 @@ def handle_show(args: argparse.Namespace) -> int:
     from oloproof.metamorphic.variants import labels_of, transformed_cases  # lazy: start-up
 
     release = common.load(args)
+    common.check_outputs(args.json, release=release)
     if release.metamorphic is None:
         print(inert(f"{release.path} declares no metamorphic transforms"))
         return 0
@@ -267,7 +273,7 @@ def handle_cases(args: argparse.Namespace) -> int:
     from oloproof.files import atomic_write_bytes  # lazy: start-up
     from oloproof.jsonl import dumps_line  # lazy: start-up
 
-    _, variant = _variant(args)
+    _, variant = _variant(args, writes=(args.output,))
     data = b"".join(dumps_line({"id": case.id, **case.inputs}) for case in variant.testset.cases)
     atomic_write_bytes(Path(args.output), data)
     print(inert(f"wrote {args.output}: {len(variant.applicable)} transformed case(s) ({variant.testset.digest[:19]}…)"))
@@ -279,7 +285,7 @@ def handle_import(args: argparse.Namespace) -> int:
     from oloproof.run import describe_problems, import_outputs  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
 
-    release, variant = _variant(args)
+    release, variant = _variant(args, reads=(args.outputs,))
     record, _ = import_outputs(
         release,
         variant.testset,

@@ -43,8 +43,8 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.run import describe_problems, execute, import_outputs  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
 
-    common.check_outputs(args.json)
     release = common.load(args)
+    common.check_outputs(args.json, release=release, inputs=[args.outputs])
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
     console = common.console()

@@ -24,8 +24,8 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.report.terminal import short_digest  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
 
-    common.check_outputs(args.json)
     release = common.load(args)
+    common.check_outputs(args.json, release=release)
     store = RunStore(release.base_dir)
     from oloproof.runstore import resolve_ref  # lazy: start-up
 

@@ -36,6 +36,7 @@ def json_schema(which: str) -> str:
 def handle(args: argparse.Namespace) -> int:
     text = json_schema(args.which)
     if args.output:
+        common.check_outputs(args.output)
         common.write_file(args.output, text)
     else:
         print(text, end="")

@@ -48,8 +48,8 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.seeds.check import decide_recipe  # lazy: start-up
     from oloproof.seeds.spec import load_seeds_file  # lazy: start-up
 
-    common.check_outputs(args.json, args.html)
     release = common.load(args)
+    common.check_outputs(args.json, args.html, release=release, inputs=[args.seeds_file, args.policy])
     if args.seeds_file:
         spec = load_seeds_file(Path(args.seeds_file), args.seeds_file)
     elif release.seeds is not None:

@@ -13,6 +13,7 @@ from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
 from oloproof.holdout.log import short
 from oloproof.holdout.logfile import ReadsLog
 from oloproof.holdout.records import load_outcome_records, witnesses
+from oloproof.holdout.spec import VARIABLE
 from oloproof.testset import load_testset
 
 if TYPE_CHECKING:
@@ -21,9 +22,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 T = TypeVar("T")
-
-
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class HoldoutUnavailable(ConfigError):
@@ -65,11 +63,11 @@ def cases_path(release: Release, environ: Mapping[str, str] | None = None) -> Pa
             )
         return found
 
-    if "$" in _VARIABLE.sub("", spec.cases):
+    if "$" in VARIABLE.sub("", spec.cases):
         raise ConfigError(
             release.path, line, "holdout.cases", f"'{spec.cases}': write environment variables as ${{NAME}}"
         )
-    return release.resolve(_VARIABLE.sub(expand, spec.cases))
+    return release.resolve(VARIABLE.sub(expand, spec.cases))
 
 
 _ID_QUOTED = re.compile(r"(case(?: id)? )'(?:[^'\\]|\\.)*'")

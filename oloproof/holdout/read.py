@@ -129,8 +129,8 @@ def check_reason(reason: str | None, *, what: str = "read") -> str:
 class _DiscardingStore(RunStore):
     """A run store that keeps nothing: holdout outputs must never reach .oloproof/ (committed)."""
 
-    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> Path:
-        return self.runs_dir / record.run_id  # nothing is written
+    def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> RunRecord:
+        return record  # nothing is written
 
 
 def _holdout_rule(release: Release, spec: HoldoutSpec) -> Any:

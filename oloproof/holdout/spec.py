@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,3 +48,20 @@ def build_holdout(values: dict[str, Any], *, default_criterion: str, line: int |
         criterion=values["criterion"] or default_criterion,
         line=line,
     )
+
+
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expanded(cases: str, environ: Mapping[str, str]) -> str | None:
+    """``holdout.cases`` with every ``${VAR}`` taken from ``environ``; None when one is unset or empty."""
+    missing = False
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal missing
+        found = environ.get(match[1], "")
+        missing = missing or not found
+        return found
+
+    text = VARIABLE.sub(value, cases)
+    return None if missing else text

@@ -19,7 +19,7 @@ from oloproof.files import display_path
 from oloproof.metamorphic.apply import TransformedSet, transform_testset
 from oloproof.metamorphic.labels import Label, label_status, load_labels
 from oloproof.metamorphic.spec import TransformSpec
-from oloproof.run import execute
+from oloproof.run import execute, find_reusable, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.schema import did_you_mean
 from oloproof.testset import TestSet
@@ -39,17 +39,23 @@ def run_kind(name: str) -> str:
     return f"metamorphic:{name}"
 
 
-def find_variant_run(release: Release, variant: TransformedSet, store: RunStore, *, version: str) -> RunRecord | None:
-    """The latest run of ``version`` on exactly these transformed cases (and this command)."""
-    command = release.system.command_text
-    kind = run_kind(variant.spec.name)
-    for record in reversed(store.records()):
-        if record.kind != kind or record.version != version or record.testset_digest != variant.testset.digest:
-            continue
-        if record.command is not None and command is not None and record.command != command:
-            continue
-        return record
-    return None
+def find_variant_run(
+    release: Release, variant: TransformedSet, store: RunStore, *, version: str, imported: bool = False
+) -> RunRecord | None:
+    """The latest run of ``version`` on exactly these transformed cases that can stand in for
+    running the system on them now (same command and system files). When the gated run was itself
+    imported (``imported``), imported outputs of the copies are what there is, and they count."""
+    command = None if imported or version != release.system.version else release.system.command_text
+    current = system_fingerprint(release) if command is not None else None
+    found, _ = find_reusable(
+        store.records(),
+        version=version,
+        testset_digest=variant.testset.digest,
+        kind=run_kind(variant.spec.name),
+        command=command,
+        current=current,
+    )
+    return found
 
 
 def transformed_cases(release: Release, testset: TestSet, name: str) -> TransformedSet:
@@ -119,12 +125,14 @@ class VariantProvider:
         *,
         version: str,
         rerun: bool = False,
+        imported: bool = False,
         on_batch: Callable[[int, int], None] | None = None,
     ) -> None:
         self.release = release
         self.testset = testset
         self.store = store
         self.version = version
+        self.imported = imported  # the gated run was imported: so may the copies' runs be
         self.rerun = rerun
         self.on_batch = on_batch
         self._cache: dict[str, Variant] = {}
@@ -139,7 +147,11 @@ class VariantProvider:
         labels = labels_of(self.release, cases)
         if not cases.testset.cases:
             return variant_of(cases, {}, None, reused=False, labels=labels)
-        record = None if self.rerun else find_variant_run(self.release, cases, self.store, version=self.version)
+        record = (
+            None
+            if self.rerun
+            else find_variant_run(self.release, cases, self.store, version=self.version, imported=self.imported)
+        )
         if record is not None:
             return variant_of(cases, self.store.outputs(record), record, reused=True, labels=labels)
         system = self.release.system

@@ -62,6 +62,8 @@ def resolve_image(value: Any, base_dir: Path) -> Path:
             f"image path {value} leaves the project: it resolves to {path}, outside {root} (the directory of "
             "release.yaml); keep images under that directory (a symlink out of it counts as outside)"
         )
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise ValueProblem(f"image path {value} is not a regular file (a directory, a FIFO or a device)")
     return path
 
 

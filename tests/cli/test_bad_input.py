@@ -64,7 +64,7 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
         ("criterion: correct", "criterion: corect",
          "release.yaml:10: policy.rules[0].criterion: no evaluator provides criterion 'corect' (did you mean 'correct'?); available: correct"),
         ("label_match", "label_mtch",
-         "release.yaml:7: evaluators[0].type: unknown type 'label_mtch'; expected one of: label_match, within_tolerance, regex, contains, judge, metamorphic_relation (did you mean 'label_match'?)"),
+         "release.yaml:7: evaluators[0].type: unknown type 'label_mtch'; expected one of: label_match, within_tolerance, regex, contains, judge, metamorphic_relation, score (did you mean 'label_match'?)"),
         ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  rules: []\n",
          "release.yaml:9: policy.rules: a policy must hold at least one rule"),
         ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  confidence: 0.95\n",

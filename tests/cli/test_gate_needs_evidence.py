@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from oloproof.errors import ExitCode
+from oloproof.files import seal
 from oloproof.runstore import RunStore
 from tests.conftest import Project, labelled_cases, report
 
@@ -86,7 +87,7 @@ def test_a_checker_change_between_baseline_and_today_is_reported(project: Projec
     meta = store.runs_dir / store.resolve("version:old").run_id / "run.json"
     data = json.loads(meta.read_text())
     data["checker"] = {"version": "0.0.9", "source_digest": "sha256:" + "0" * 64}
-    meta.write_text(json.dumps(data))
+    meta.write_text(json.dumps(seal(data)))  # as that oloproof would have sealed it
     code, report_data = report(project, "--run", "version:new")
     rule = report_data["rules"][0]
     assert rule["details"]["checker_changed"] is True

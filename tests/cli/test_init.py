@@ -55,3 +55,28 @@ def test_init_needs_an_example_and_refuses_a_full_directory(tmp_path: Path, caps
     assert main(["init", "--example", "model-validation", str(tmp_path / "full")]) == 2
     assert "already exists and is not an empty directory" in capsys.readouterr().err
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
+
+
+def test_the_wheel_ships_every_file_of_every_example() -> None:
+    """pyproject's package-data patterns, matched the way setuptools matches them (recursive glob,
+    hidden names only where a pattern names them), cover every file ``init`` must copy, and
+    nothing of the redaction-pressure sub-project."""
+    import fnmatch
+    import glob
+    import os
+
+    import tomllib
+
+    config = tomllib.loads((EXAMPLES_DIR.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    include, exclude = config["package-data"]["oloproof.examples"], config["exclude-package-data"]["oloproof.examples"]
+    matched = {
+        Path(found).relative_to(EXAMPLES_DIR).as_posix()
+        for pattern in include
+        for found in glob.glob(os.path.join(EXAMPLES_DIR, pattern), recursive=True)
+        if Path(found).is_file()
+    }
+    kept = {name for name in matched if not any(fnmatch.fnmatch(name, pattern) for pattern in exclude)}
+    for name in EXAMPLES:
+        missing = {f"{name}/{file}" for file in shipped(name)} - kept
+        assert not missing, f"not in the wheel: {sorted(missing)[:5]}"
+    assert not [name for name in kept if name.startswith("redaction-pressure/")]

@@ -448,19 +448,40 @@ def test_cases_and_import_let_a_system_run_elsewhere(project: Gate, capsys: pyte
 
     cases = [{"id": f"c{i}", "answer": i, "expected": {"label": i}} for i in range(20)]
     project.write(cases, field="answer", perturb="{kind: numeric_noise, scale: 3.0, seed: 1}", system=ECHO)
-    config = str(project.root / "release.yaml")
+    config = project.root / "release.yaml"
+    # The system runs elsewhere (a GPU job): release.yaml declares no command, outputs are imported.
+    config.write_text("\n".join(line for line in config.read_text().splitlines() if "command:" not in line) + "\n")
     transformed = project.root / "copies.jsonl"
-    assert main(["metamorphic", "cases", "t", "-c", config, "-o", str(transformed)]) == 0
+    assert main(["metamorphic", "cases", "t", "-c", str(config), "-o", str(transformed)]) == 0
     capsys.readouterr()
     lines = [json.loads(line) for line in transformed.read_text().splitlines()]
     assert lines and all(set(line) == {"id", "answer"} for line in lines)  # never `expected`
-    answers = subprocess.run([sys.executable, str(ECHO)], input=transformed.read_bytes(), capture_output=True, check=True).stdout
+    echo = [sys.executable, str(ECHO)]
+    answers = subprocess.run(echo, input=transformed.read_bytes(), capture_output=True, check=True).stdout
     (project.root / "answers.jsonl").write_bytes(answers)
-    assert main(["metamorphic", "import", "t", "-c", config, "--outputs", str(project.root / "answers.jsonl"), "--version", "v1"]) == 0
-    imported = capsys.readouterr().out.split()[1]
+    originals = b"".join(json.dumps({"id": case["id"], "answer": case["answer"]}).encode() + b"\n" for case in cases)
+    (project.root / "main.jsonl").write_bytes(subprocess.run(echo, input=originals, capture_output=True, check=True).stdout)
+    assert main(["run", "-c", str(config), "--outputs", str(project.root / "main.jsonl"), "--version", "v1"]) == 0
+    assert main(["metamorphic", "import", "t", "-c", str(config), "--outputs", str(project.root / "answers.jsonl"), "--version", "v1"]) == 0
+    imported = capsys.readouterr().out.splitlines()[-1].split()[1]
     _, report = project.gate()
     assert meta(report)["run"]["run_id"] == imported and meta(report)["run"]["reused"] is True
-
-    assert main(["metamorphic", "show", "-c", config, "--json", str(project.root / "show.json")]) == 0
+    assert main(["metamorphic", "show", "-c", str(config), "--json", str(project.root / "show.json")]) == 0
     shown = json.loads((project.root / "show.json").read_text())["transforms"][0]
     assert shown["applicable"] == len(lines) and shown["status"] == "declared"
+
+
+
+def test_imported_copies_never_stand_in_for_the_declared_command(project: Gate, capsys: pytest.CaptureFixture[str]) -> None:
+
+    cases = [{"id": f"c{i}", "answer": i, "expected": {"label": i}} for i in range(20)]
+    project.write(cases, field="answer", perturb="{kind: numeric_noise, scale: 3.0, seed: 1}", system=ECHO)
+    config = str(project.root / "release.yaml")
+    transformed = project.root / "copies.jsonl"
+    assert main(["metamorphic", "cases", "t", "-c", config, "-o", str(transformed)]) == 0
+    flat = b"".join(json.dumps({"id": json.loads(line)["id"], "label": -1}).encode() + b"\n" for line in transformed.read_bytes().splitlines())
+    (project.root / "forged.jsonl").write_bytes(flat)  # every copy "flipped": not what the system says
+    assert main(["metamorphic", "import", "t", "-c", config, "--outputs", str(project.root / "forged.jsonl"), "--version", "v1"]) == 0
+    imported = capsys.readouterr().out.splitlines()[-1].split()[1]
+    _, report = project.gate()
+    assert meta(report)["run"]["run_id"] != imported and meta(report)["run"]["reused"] is False  # the system ran them
