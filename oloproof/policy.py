@@ -22,20 +22,36 @@ RULE = Obj(
         ),
         # min: 0, max: 1 and max_drop: 1 could never fail: a gate with no evidence would PASS.
         "min": Prop(
-            Scalar("number", exclusive_minimum=0.0, maximum=1.0),
-            doc="PASS needs the interval's lower bound >= min; in (0, 1].",
+            Scalar(
+                "number",
+                exclusive_minimum=0.0,
+                exclusive_maximum=1.0,
+                why="min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+            ),
+            doc="PASS needs the interval's lower bound >= min; in (0, 1).",
         ),
         "max": Prop(
-            Scalar("number", minimum=0.0, exclusive_maximum=1.0),
-            doc="PASS needs the interval's upper bound <= max; in [0, 1).",
+            Scalar(
+                "number",
+                exclusive_minimum=0.0,
+                exclusive_maximum=1.0,
+                why="max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
+            ),
+            doc="PASS needs the interval's upper bound <= max; in (0, 1).",
         ),
         "baseline": Prop(
             Scalar("str", nonempty=True),
             doc="A run ref (e.g. version:v1) to guard against regression; use with max_drop.",
         ),
         "max_drop": Prop(
-            Scalar("number", minimum=0.0, exclusive_maximum=1.0),
-            doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in [0, 1).",
+            Scalar(
+                "number",
+                exclusive_minimum=0.0,
+                exclusive_maximum=1.0,
+                why="max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two "
+                "identical versions, so max_drop: 0 could never pass",
+            ),
+            doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in (0, 1).",
         ),
         "method": Prop(
             Scalar("str", enum=("exact", "t", "bca")),
@@ -64,9 +80,15 @@ POLICY = Obj(
             Obj(
                 {
                     "min_agreement": Prop(
-                        Scalar("number", exclusive_minimum=0.0, maximum=1.0),
+                        Scalar(
+                            "number",
+                            exclusive_minimum=0.0,
+                            exclusive_maximum=1.0,
+                            why="no finite number of labels gives an agreement lower bound of 1, so a judge could "
+                            "never be trusted",
+                        ),
                         default=0.9,
-                        doc="Lower bound of judge-human agreement needed to trust a judge; in (0, 1].",
+                        doc="Lower bound of judge-human agreement needed to trust a judge; in (0, 1).",
                     ),
                     "min_labels": Prop(
                         Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."

@@ -31,6 +31,7 @@ class Scalar:
     exclusive_maximum: float | None = None
     enum: tuple[Any, ...] | None = None
     nonempty: bool = False
+    why: str = ""  # said after a range error: why the bound is where it is
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +123,45 @@ class _Loader(yaml.SafeLoader):
     pass
 
 
+MAX_DEPTH = 64  # no oloproof file nests deeper than a handful of levels; PyYAML's composer recurses
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse YAML nested deeper than MAX_DEPTH before composing it: PyYAML's composer recurses
+    once per level, and 20,000 nested ``[`` would otherwise end in a RecursionError (a crash,
+    not a config error). The scanner below is iterative."""
+    depth = 0
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(
+                token,
+                (
+                    yaml.BlockMappingStartToken,
+                    yaml.BlockSequenceStartToken,
+                    yaml.FlowMappingStartToken,
+                    yaml.FlowSequenceStartToken,
+                ),
+            ):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ConfigError(
+                        path,
+                        token.start_mark.line + 1,
+                        "",
+                        f"nested more than {MAX_DEPTH} levels deep; no key of an oloproof file needs more than a few",
+                    )
+            elif isinstance(token, (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)):
+                depth -= 1
+    except yaml.MarkedYAMLError:
+        return  # compose() reports the syntax error with its line
+
+
+INT_LIMIT = 2**63  # integers are 64-bit signed: a larger one is a typo, never a setting
+
+
 def compose(text: str, path: str) -> yaml.Node | None:
     """Compose YAML into nodes (keeping marks); syntax errors become ConfigError."""
+    _check_depth(text, path)
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -282,8 +320,15 @@ class _Validator:
         )
         if not ok:
             raise self.fail(node, key_path, f"expected {_kind_name(want)}, got {_describe_node(node)}")
+        if want == "int" and not -INT_LIMIT < value < INT_LIMIT:
+            raise self.fail(node, key_path, f"expected an integer of at most 63 bits, got {_cut(node.value)}")
         if want == "number":
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:
+                raise self.fail(
+                    node, key_path, f"expected a finite number, got {_cut(node.value)} (too large)"
+                ) from None
             if math.isnan(value) or math.isinf(value):
                 raise self.fail(node, key_path, f"expected a finite number, got {value!r}")
         if want in ("number", "int"):
@@ -308,18 +353,23 @@ class _Validator:
         )
         if not (below or above):
             return
+        why = f": {schema.why}" if schema.why else ""
         if low is not None and high is not None:
             left = "[" if schema.minimum is not None else "("
             right = "]" if schema.maximum is not None else ")"
             raise self.fail(
-                node, key_path, f"expected a number in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}"
+                node, key_path, f"expected a number in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}{why}"
             )
         if low is not None:
             sign = ">=" if schema.minimum is not None else ">"
-            raise self.fail(node, key_path, f"expected a number {sign} {_fmt(low)}, got {_fmt(value)}")
+            raise self.fail(node, key_path, f"expected a number {sign} {_fmt(low)}, got {_fmt(value)}{why}")
         assert high is not None
         sign = "<=" if schema.maximum is not None else "<"
-        raise self.fail(node, key_path, f"expected a number {sign} {_fmt(high)}, got {_fmt(value)}")
+        raise self.fail(node, key_path, f"expected a number {sign} {_fmt(high)}, got {_fmt(value)}{why}")
+
+
+def _cut(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _fmt(value: float) -> str:
