@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,8 +43,66 @@ def _describe(exc: Exception, raw: bytes) -> str:
     return f"not valid JSON ({str(exc).split(':', 1)[0]})"
 
 
+# A JSON string, or a run of anything else: matching these in turn partitions a valid JSON text
+# exactly, so the strings followed by ":" are its object keys (a key inside a string never counts).
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"\s*(:)?|[^"]+')
+
+
+def _keys_written(raw: bytes) -> int:
+    return sum(1 for match in _TOKEN.finditer(raw) if match.group(1))
+
+
+def _keys_parsed(value: Any) -> int:
+    count = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            count += len(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def duplicate_key(raw: bytes) -> str | None:
+    """The first key a JSON object of ``raw`` holds twice (orjson, like most parsers, silently keeps
+    the last one), or None. Only called when the line has more keys than its parsed value."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, item in items:
+            if key in seen:
+                raise _Duplicate(key)
+            seen[key] = item
+        return seen
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except _Duplicate as exc:
+        return exc.key
+    except ValueError:
+        return None
+    return None
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def has_duplicate_keys(raw: bytes, value: Any) -> str | None:
+    """A key written twice in one object of ``raw`` (parsed as ``value``), or None. Cheap when there
+    is none: the keys written are counted and compared with the keys parsed."""
+    if _keys_written(raw) == _keys_parsed(value):
+        return None
+    return duplicate_key(raw)
+
+
 def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
-    """Parse one JSONL line that must hold a JSON object."""
+    """Parse one JSONL line that must hold a JSON object (a key given twice is an error: which
+    value would count is a guess no gate should make)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -51,6 +110,9 @@ def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
         raise DataError(path, line, f"expected a JSON object, got {kind}")
+    twice = has_duplicate_keys(raw, value)
+    if twice is not None:
+        raise DataError(path, line, f"the key {json.dumps(twice, ensure_ascii=True)} is given twice in one object")
     return value
 
 

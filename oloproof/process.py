@@ -7,13 +7,17 @@ a timeout or Ctrl-C kills everything it started. Nothing passes through a shell.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import selectors
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,11 +26,14 @@ from typing import IO, Any
 
 import orjson
 
-from oloproof.jsonl import dumps_line
+from oloproof.jsonl import dumps_line, has_duplicate_keys
 
 STDERR_TAIL_BYTES = 4096
 UTF8_BOM = b"\xef\xbb\xbf"  # some editors start a UTF-8 file with it; it is not part of the first object
 KILL_GRACE_S = 2.0  # after a kill, how long to collect what the system already wrote
+STDOUT_PER_CASE = 1 << 20  # stdout a batch may hold, per case in it ...
+STDOUT_MIN_CAP = 64 << 20  # ... and at least this much
+READ_CHUNK = 1 << 16
 
 
 @dataclass(slots=True, kw_only=True)
@@ -109,6 +116,10 @@ def collect_lines(lines: Sequence[bytes], expected_ids: Sequence[str], into: Col
         except orjson.JSONDecodeError:
             into.run_errors.append(f"{source}:{number}: not valid JSON")
             continue
+        twice = has_duplicate_keys(stripped, obj)
+        if twice is not None:
+            into.run_errors.append(f"{source}:{number}: the key {json.dumps(twice)} is given twice in one object")
+            continue
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
             into.run_errors.append(f"{source}:{number}: expected a JSON object with a string 'id'")
             continue
@@ -157,7 +168,9 @@ def run_batches(
             .replace(b"\xe2\x80\xa9", b"\\u2029")
         )
         number = offset // batch_size + 1
-        stdout, stderr, status, problem = _invoke(argv, payload, cwd=cwd, timeout_s=timeout_s)
+        stdout, stderr, status, problem = _invoke(
+            argv, payload, cwd=cwd, timeout_s=timeout_s, cap=stdout_cap(len(batch))
+        )
         result.exit_statuses.append(status)
         tail = (result.stderr_tail.encode("utf-8") + stderr)[-STDERR_TAIL_BYTES:]
         result.stderr_tail = tail.decode("utf-8", "replace")
@@ -177,9 +190,17 @@ def run_batches(
     return result
 
 
-def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> tuple[bytes, bytes, int, str | None]:
-    # stderr goes to a file, not a pipe: a verbose system cannot fill memory, and only the
-    # tail is kept.
+def stdout_cap(batch: int) -> int:
+    """Bytes a batch's stdout may hold: 1 MiB per case, at least 64 MiB. A system that prints
+    without end fails its run (the reason says so) instead of filling the gate's memory."""
+    return max(STDOUT_MIN_CAP, STDOUT_PER_CASE * batch)
+
+
+def _invoke(
+    argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float, cap: int = STDOUT_MIN_CAP
+) -> tuple[bytes, bytes, int, str | None]:
+    # stderr goes to a file, not a pipe: a verbose system cannot fill memory, and only the tail is
+    # kept. stdout is read here, in chunks, up to ``cap`` bytes, against one deadline for the batch.
     with tempfile.TemporaryFile() as errors:
         try:
             proc = subprocess.Popen(
@@ -195,13 +216,8 @@ def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> 
             raise CommandNotFound(f"command not found: '{argv[0]}'") from None
         except PermissionError:
             raise CommandNotFound(f"command is not executable: '{argv[0]}'") from None
-        problem: str | None = None
         try:
-            stdout, _ = proc.communicate(payload, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            stdout = _drain_after_kill(proc)
-            problem = f"timed out after {timeout_s:g} s"
+            stdout, problem = _converse(proc, payload, timeout_s=timeout_s, cap=cap)
         except BaseException:
             _kill_group(proc)
             _drain_after_kill(proc)
@@ -216,18 +232,88 @@ def _invoke(argv: list[str], payload: bytes, *, cwd: Path, timeout_s: float) -> 
         return stdout, _tail(errors), proc.returncode if proc.returncode is not None else -9, problem
 
 
-def _drain_after_kill(proc: subprocess.Popen[bytes]) -> bytes:
-    """What the killed group wrote, without waiting on a grandchild that escaped the group
-    and still holds stdout open (it could otherwise hang the gate past its timeout)."""
+def _feed(stdin: IO[bytes], payload: bytes) -> None:
+    """Write the batch to the system's stdin and close it (a system that stops reading, or dies,
+    just ends the writing)."""
     try:
-        stdout, _ = proc.communicate(timeout=KILL_GRACE_S)
-        return stdout or b""
+        stdin.write(payload)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
+
+
+def _converse(proc: subprocess.Popen[bytes], payload: bytes, *, timeout_s: float, cap: int) -> tuple[bytes, str | None]:
+    """The system's stdout for this batch and the problem that ended it, if any: a timeout (the
+    group killed), or more than ``cap`` bytes of output (the group killed)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
+    writer.start()
+    chunks: list[bytes] = []
+    size = 0
+    fd = proc.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                _kill_group(proc)
+                return b"".join(chunks) + _drain_after_kill(proc, limit=cap - size), f"timed out after {timeout_s:g} s"
+            if not selector.select(min(remaining, 1.0)):
+                continue
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                break  # every writer of stdout closed it
+            size += len(chunk)
+            if size > cap:
+                _kill_group(proc)
+                _drain_after_kill(proc, limit=0)
+                return b"".join(chunks), (
+                    f"wrote more than {cap // (1 << 20)} MiB on stdout for one batch; the run was stopped "
+                    "(one JSON line per case is expected)"
+                )
+            chunks.append(chunk)
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.01))
     except subprocess.TimeoutExpired:
-        if proc.stdout is not None:
-            proc.stdout.close()
+        _kill_group(proc)
+        _drain_after_kill(proc, limit=0)
+        return b"".join(chunks), f"timed out after {timeout_s:g} s"
+    writer.join(timeout=KILL_GRACE_S)
+    return b"".join(chunks), None
+
+
+def _drain_after_kill(proc: subprocess.Popen[bytes], *, limit: int = STDOUT_MIN_CAP) -> bytes:
+    """What the killed group still had on stdout (at most ``limit`` bytes), without waiting on a
+    grandchild that escaped the group and still holds stdout open (it could otherwise hang the
+    gate past its timeout)."""
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + KILL_GRACE_S
+    stdout = proc.stdout
+    if stdout is not None and not stdout.closed:
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout.fileno(), selectors.EVENT_READ)
+            while size < limit and (remaining := deadline - time.monotonic()) > 0:
+                if not selector.select(remaining):
+                    break
+                chunk = os.read(stdout.fileno(), READ_CHUNK)
+                if not chunk:
+                    break
+                chunks.append(chunk[: limit - size])
+                size += len(chunk)
+        stdout.close()
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError, ValueError):
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        return b""
+    return b"".join(chunks)
 
 
 def _tail(handle: IO[bytes]) -> bytes:
