@@ -98,16 +98,19 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
     now, so that a verdict is never computed and then lost.
     """
     protected: dict[tuple[int, int], Path] = {}
+    resolved_inputs: dict[Path, Path] = {}
     for item in inputs:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):  # a path that cannot exist cannot be overwritten
+            resolved_inputs[Path(os.path.realpath(item))] = Path(item)
             found = os.stat(item)
             protected[(found.st_dev, found.st_ino)] = Path(item)
-    resolved_inputs = {Path(os.path.realpath(item)): Path(item) for item in inputs}
     seen: dict[Path, str] = {}
     for path in paths:
         if path is None:
             continue
         shown = os.fspath(path)
+        if "\0" in str(shown):
+            raise UsageError(f"{shown!r}: a path cannot contain a NUL byte")
         target = Path(os.path.realpath(path))
         if target in seen:
             raise UsageError(f"{shown}: named for two reports ({seen[target]} and {shown}); give each its own file")

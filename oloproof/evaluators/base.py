@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -185,3 +187,17 @@ class SpecError(Exception):
         super().__init__(message)
         self.key = key
         self.message = message
+
+
+def exact_number(value: Any) -> Decimal | None:
+    """A JSON number exactly as written: an integer of any size as itself (never rounded through a
+    float, where 2**53 + 1 == 2**53), a float as the shortest decimal that reads back as it (so
+    ``|1.0 - 1.1| == 0.1`` holds, as the person meant). None for booleans, NaN, infinities and
+    anything that is not a number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return Decimal(repr(value))
+    return None

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where
+from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where, exact_number
 from oloproof.evaluators.label_match import same_value
 from oloproof.schema import Obj, Prop, Scalar
 
@@ -54,12 +54,12 @@ class MetamorphicRelation:
 
         if self.relation == "same_label":
             return not same_value(before, after)
-        a, b = _number(before), _number(after)
+        a, b = exact_number(before), exact_number(after)
         if a is None or b is None:
             return None
         assert self.tolerance is not None
-        # Decimal, as within_tolerance: a change of exactly the tolerance is not a flip.
-        return abs(Decimal(repr(a)) - Decimal(repr(b))) > Decimal(repr(self.tolerance))
+        # Exact decimals, as within_tolerance: a change of exactly the tolerance is not a flip.
+        return abs(a - b) > Decimal(repr(self.tolerance))
 
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up

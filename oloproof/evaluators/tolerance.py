@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -16,23 +15,10 @@ from oloproof.evaluators.base import (
     EvaluatorKind,
     Where,
     criterion_prop,
+    exact_number,
     expected_value,
 )
 from oloproof.schema import Obj, Prop, Scalar
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _decimal(number: float) -> Decimal:
-    # repr is the shortest decimal that reads back as this float, i.e. the number as written
-    # in the JSON or YAML. Comparing in decimal keeps |diff| == tol a pass: in binary,
-    # |1.0 - 1.1| is 0.10000000000000009 > 0.1.
-    return Decimal(repr(number))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +36,9 @@ class WithinTolerance:
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}
-        tolerance = _decimal(self.tolerance)
+        tolerance = Decimal(repr(self.tolerance))
         for index, case in enumerate(cases):
-            expected = _number(expected_value(ctx, index, self.expected_field, where=self.where))
+            expected = exact_number(expected_value(ctx, index, self.expected_field, where=self.where))
             if expected is None:
                 raise DataError(
                     ctx.testset.path,
@@ -63,12 +49,12 @@ class WithinTolerance:
             if output is None:
                 values[index] = np.nan
                 continue
-            got = _number(output.get(self.field))
+            got = exact_number(output.get(self.field))
             if got is None:
                 values[index] = np.nan
                 notes[case.id] = f"output '{self.field}' is missing or not a finite number"
                 continue
-            values[index] = 1.0 if abs(_decimal(got) - _decimal(expected)) <= tolerance else 0.0
+            values[index] = 1.0 if abs(got - expected) <= tolerance else 0.0
         return CriterionOutcome(criterion=self.criterion, kind="binary", values=values, notes=notes)
 
 

@@ -23,6 +23,7 @@ from oloproof.run import execute, find_reusable, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.schema import did_you_mean
 from oloproof.testset import TestSet
+from oloproof.transforms.base import get_path
 
 # What a flip rate cannot tell (SPEC §5, the guide's "What this cannot tell you"): added to the
 # gate's limitations whenever metamorphic transforms are declared.
@@ -66,7 +67,44 @@ def transformed_cases(release: Release, testset: TestSet, name: str) -> Transfor
         if not declared:
             raise UsageError(f"{release.path} declares no metamorphic transforms (metamorphic.transforms)")
         raise UsageError(f"no transform named '{name}'{did_you_mean(name, declared)}; declared: {', '.join(declared)}")
+    check_declared_paths(release, spec, testset)
     return transform_testset(spec, testset, release.base_dir)
+
+
+def check_declared_paths(release: Release, spec: TransformSpec, testset: TestSet) -> None:
+    """Every key a transform is declared for (``numeric_noise``'s ``scale`` keys) exists under its
+    field in at least one case: a misspelt ``incme`` would otherwise leave that feature without
+    noise, and the flip rate would silently measure less than was declared."""
+    paths: tuple[str, ...] = getattr(spec.transform, "paths", tuple)()
+    if not paths:
+        return
+    present: set[str] = set()
+    for case in testset.cases:
+        value = get_path(case.inputs, spec.path)
+        if isinstance(value, dict):
+            present.update(_dotted_keys(value))
+    for path in paths:
+        if path in present:
+            continue
+        key_path = f"{spec.key_path}.perturb.scale.{path}"
+        seen = sorted(present)
+        raise ConfigError(
+            release.path,
+            release.document.line(key_path),
+            key_path,
+            f"no case of {testset.path} has '{spec.field}.{path}'{did_you_mean(path, seen)}"
+            + (f"; keys under {spec.field}: {', '.join(seen[:12])}{', …' if len(seen) > 12 else ''}" if seen else ""),
+        )
+
+
+def _dotted_keys(value: dict[str, Any], prefix: str = "", depth: int = 0) -> set[str]:
+    keys: set[str] = set()
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        keys.add(name)
+        if isinstance(item, dict) and depth < 8:
+            keys |= _dotted_keys(item, f"{name}.", depth + 1)
+    return keys
 
 
 def labels_file(release: Release, spec: TransformSpec) -> Path:

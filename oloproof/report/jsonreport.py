@@ -69,9 +69,13 @@ def to_json(result: GateResult) -> dict[str, Any]:
             "n_outputs": run.n_outputs,
             "started_at": run.started_at,
             "imported_from": run.imported_from,
+            "imported": run.imported,
+            "fingerprint": None if run.fingerprint is None else run.fingerprint.to_json(),
+            "stderr_tail": run.stderr_tail,
             "checker": run.checker,
             "checker_changed": run.checker != result.checker.to_json(),
         },
+        "run_notes": list(result.run_notes),
         "rules": [rule.to_json() for rule in result.rules],
         "checks": [
             {

@@ -16,11 +16,13 @@ says so in a note naming where the full report is.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from oloproof.inert import inert_lines
 from oloproof.result import RuleResult
 from oloproof.verdicts import Verdict
 
@@ -297,6 +299,24 @@ def _check_detail(report: CheckReport) -> Block:
     return Block(head=head, rows=[f"- {esc(line)}\n" for line in report.lines], name=report.title)
 
 
+STDERR_LINES = 20  # of a failed system's stderr tail
+
+
+def _run_block(result: GateResult) -> Block:
+    """Why the run that decides is the one it is, and a failed system's last stderr lines."""
+    run = result.run
+    rows = [f"- {esc(note)}\n" for note in result.run_notes]
+    if run is not None and run.failure is not None and run.stderr_tail.strip():
+        tail = "\n".join(inert_lines(run.stderr_tail)[-STDERR_LINES:])
+        rows.append(
+            f"- the system failed ({esc(run.failure)}); the last lines of its stderr:\n\n"
+            f"  <pre>{html.escape(tail)}</pre>\n"
+        )
+    if not rows:
+        return Block()
+    return Block(head="### The run\n\n", rows=rows, name="the run")
+
+
 def _problems_block(result: GateResult) -> Block:
     if not result.problems:
         return Block()
@@ -340,6 +360,7 @@ def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> li
         _rules_block(result, severe_first=severe_first),
         _scores_note(result),
         _why_block(result),
+        _run_block(result),
         *_checks_blocks(result),
         _metamorphic_block(result),
         _problems_block(result),

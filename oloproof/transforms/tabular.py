@@ -60,6 +60,10 @@ class NumericNoise:
         scale: Any = self.scales[0][1] if self.scales[0][0] == "" else dict(self.scales)
         return {"scale": scale, "seed": self.seed, "keep_integers": self.keep_integers}
 
+    def paths(self) -> tuple[str, ...]:
+        """The keys under the field this noise is declared for (each must exist in some case)."""
+        return tuple(path for path, _ in self.scales if path)
+
     def apply(self, value: Any, *, case_id: str, env: ApplyEnv) -> Outcome:
         rng = case_rng(self.seed, case_id)
         # One draw per declared path, always, so a case that lacks one number still gets the
