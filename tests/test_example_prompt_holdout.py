@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from oloproof.cli import main
+from oloproof.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "prompt-holdout"
 V1 = "python extractor.py --prompt prompts/extract@v1.md"

@@ -13,7 +13,9 @@ from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
 from oloproof.holdout.log import short
 from oloproof.holdout.logfile import ReadsLog
 from oloproof.holdout.records import load_outcome_records, witnesses
+from oloproof.holdout.registry import REGISTER, load_register, repository_root
 from oloproof.holdout.spec import VARIABLE
+from oloproof.jsonl import dumps_line
 from oloproof.testset import load_testset
 
 if TYPE_CHECKING:
@@ -109,18 +111,24 @@ def open_log(release: Release) -> ReadsLog:
     )
 
 
-def holdout_digests(release: Release, environ: Mapping[str, str] | None = None) -> tuple[Path | None, set[str]]:
-    """The holdout's resolved path (None when a ``${VAR}`` of it is unset) and every digest it is
-    known by: the declared file's, the ``set=`` of every read in the log, and the outcome records'."""
+def _declared_holdout(
+    release: Release, environ: Mapping[str, str] | None = None
+) -> tuple[Path | None, set[str], set[bytes]]:
+    """The declared holdout's resolved path (None when a ``${VAR}`` of it is unset), every digest it
+    is known by (the file's, the ``set=`` of every read in the log, the outcome records'), and its
+    cases' canonical inputs when the file can be read here."""
     spec = holdout_spec(release)
     digests: set[str] = set()
+    inputs: set[bytes] = set()
     try:
         path: Path | None = cases_path(release, environ).resolve()
     except HoldoutUnavailable:
         path = None
     if path is not None and path.is_file():
         try:
-            digests.add(load_holdout(release, environ).digest)
+            holdout = load_holdout(release, environ)
+            digests.add(holdout.digest)
+            inputs = {dumps_line(case.inputs) for case in holdout.cases}
         except (OloproofError, OSError):
             pass  # malformed: the log's digests still apply
     try:
@@ -130,26 +138,52 @@ def holdout_digests(release: Release, environ: Mapping[str, str] | None = None) 
         pass
     records, _ = load_outcome_records(release.base_dir, log=spec.log)
     digests.update(record.set_digest for record in records)
-    return path, digests
+    return path, digests, inputs
 
 
 def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | None = None) -> None:
-    """Refuse (UsageError, exit 2) a dev test set that is the declared holdout: scoring it through
-    ``gate``, ``run`` or ``seeds`` would read the holdout without a reason or a budget, print its
-    score as a dev score and store its outputs in the committed ``.oloproof/runs/``."""
-    if release.holdout is None:
-        return
-    holdout_path, digests = holdout_digests(release)
-    same_path = path is not None and holdout_path is not None and path.resolve() == holdout_path
-    if not same_path and testset.digest not in digests:
-        return
-    why = (
-        "is the holdout file (holdout.cases)"
-        if same_path
-        else f"has the digest of the holdout set ({short(testset.digest)})"
-    )
-    raise UsageError(
-        f"the dev test set {testset.path} {why}: scoring it as a dev set would read the holdout without a reason or a "
-        "budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; read the holdout only "
-        'with `oloproof holdout run --reason "..."`'
-    )
+    """Refuse (UsageError, exit 2) a dev test set that holds any case of a holdout: the declared one
+    (by path, by digest or by case), or any holdout set the repository's register holds, whatever
+    config names the dev set. Scoring it through ``gate``, ``run`` or ``seeds`` would read the
+    holdout without a reason or a budget, print its score as a dev score and store its outputs in
+    the committed ``.oloproof/runs/``. Cases are compared by their input (ids and expected values
+    may differ), exactly after canonical JSON; an edited copy of a case is not caught."""
+    shared: list[str] = []
+    where = ""
+    if release.holdout is not None:
+        holdout_path, digests, inputs = _declared_holdout(release)
+        same_path = path is not None and holdout_path is not None and path.resolve() == holdout_path
+        if same_path or testset.digest in digests:
+            why = (
+                "is the holdout file (holdout.cases)"
+                if same_path
+                else f"has the digest of the holdout set ({short(testset.digest)})"
+            )
+            raise UsageError(
+                f"the dev test set {testset.path} {why}: scoring it as a dev set would read the holdout without a "
+                "reason or a budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; "
+                'read the holdout only with `oloproof holdout run --reason "..."`'
+            )
+        shared = [case.id for case in testset.cases if dumps_line(case.inputs) in inputs]
+        where = "the declared holdout (holdout.cases)"
+    if not shared:
+        register = load_register(repository_root(release.base_dir))
+        if register.salt is not None and register.sets:
+            commitments = register.commitments(testset)
+            hits = register.overlapping(commitments.values())
+            if hits:
+                members = frozenset().union(*(register.sets[digest] for digest in hits))
+                shared = [case_id for case_id, commitment in commitments.items() if commitment in members]
+                reads = register.reads_of(hits)
+                logs = sorted({read.log for read in reads})
+                where = (
+                    f"{'a holdout set' if len(hits) == 1 else f'{len(hits)} holdout sets'} of this repository "
+                    f"({len(reads)} read(s) under {', '.join(logs) or 'no log'}; .oloproof/{REGISTER})"
+                )
+    if shared:
+        shown = ", ".join(shared[:5]) + (f", … (+{len(shared) - 5})" if len(shared) > 5 else "")
+        raise UsageError(
+            f"the dev test set {testset.path} shares {len(shared)} case(s) with {where} (dev ids: {shown}): a case in "
+            "both sets would be scored as a dev score, without a reason or a budget, and its outputs stored in "
+            ".oloproof/runs/. Remove those cases from the dev set, or keep the holdout apart from it"
+        )

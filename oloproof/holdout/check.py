@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from oloproof.checks import GateCheck, GateContext
 from oloproof.errors import OloproofError
-from oloproof.holdout.budget import budget_status, foreign_records, refusal
+from oloproof.holdout.budget import budget_status, other_reads, refusal
 from oloproof.holdout.cases import open_log
 from oloproof.holdout.log import entry_json, entry_score, printable, short
 from oloproof.result import CheckReport
@@ -33,13 +33,13 @@ class HoldoutCheck(GateCheck):
                 line=spec.line,
             )
         last = state.reads[-1] if state.reads else None
-        foreign = foreign_records(release, state)
+        others = other_reads(release, state)
         budget = budget_status(
-            spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, foreign=foreign
+            spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, others=others
         )
         reasons: tuple[str, ...] = ()
         sentence = ""
-        why = refusal(spec, state, foreign)
+        why = refusal(spec, state, others)
         if why is not None:
             reasons, sentence = why[0], f"Holdout reads are refused: {why[1]}"
         log_words = "log intact" if state.intact else f"log TAMPERED ({len(state.problems)} problem(s))"

@@ -245,7 +245,7 @@ def interval_text(fields: ReadFields) -> str:
     return f"[{_fmt(fields.low)}, {_fmt(fields.high)}] {_level(fields.level)} {kind}"
 
 
-def _check_fields(fields: ReadFields) -> None:
+def check_fields(fields: ReadFields) -> None:
     reason = fields.reason.strip()
     if not reason:
         raise ValueError("a read needs a non-empty reason")
@@ -258,9 +258,27 @@ def _check_fields(fields: ReadFields) -> None:
             raise ValueError(f"{name} must not be empty")
 
 
+def read_opening(seq: int, when: str, fields: ReadFields) -> str:
+    """The part of a read's line known before the system runs: ``read N | when | who= | commit= |
+    version= | set= | n=N | `` (``render_read`` continues it; the verifier counts a line torn after
+    ``read N | `` as an interrupted read)."""
+    opening = " | ".join(
+        (
+            f"read {seq}",
+            when,
+            f"who={value(fields.who)}",
+            f"commit={value(fields.commit)}",
+            f"version={value(fields.version)}",
+            f"set={fields.set_digest}",
+            f"n={fields.n}",
+        )
+    )
+    return opening + " | "
+
+
 def render_read(seq: int, when: str, fields: ReadFields, prev: str) -> str:
     """The full line (without newline) of a read entry that follows the entry whose hash is ``prev``."""
-    _check_fields(fields)
+    check_fields(fields)
     body = " | ".join(
         (
             f"read {seq}",

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from oloproof.files import locked
+from oloproof.files import atomic_write_bytes, locked
 from oloproof.holdout.log import (
     PREV_CHARS,
     BudgetEntry,
@@ -27,7 +27,9 @@ from oloproof.holdout.log import (
     ReadFields,
     RepairEntry,
     Witness,
+    check_fields,
     new_log_prefix,
+    read_opening,
     render_budget,
     render_genesis,
     render_read,
@@ -111,24 +113,36 @@ class Transaction:
         self._data = data
         self._witnesses = witnesses
         self._done = False
+        self._size = state.size  # what the file holds now; checked before every write under the lock
+        self._created = False
 
     def append_read(self, fields: ReadFields, *, when: str) -> ReadEntry:
-        """Append read number ``state.next_seq``; refused (LogError) on a log that does not verify."""
+        """Append read number ``state.next_seq`` whole; refused (LogError) on a log that does not verify."""
+        started = self.begin_read(fields, when=when)
+        return started.finish(fields)
+
+    def begin_read(self, fields: ReadFields, *, when: str) -> StartedRead:
+        """Write the first part of read number ``state.next_seq`` (up to ``n=``: who, when, commit,
+        version, set), durably, before the system sees a case. Until ``finish`` ends the line, the
+        log holds an *interrupted read*, which counts against the budget: a read killed while the
+        system runs is never free. Refused (LogError) on a log that does not verify."""
         state = self.state
         if not state.intact:
             raise LogError(f"{state.shown} fails its hash-chain check; no read may be appended")
+        check_fields(fields)  # a field the log cannot hold is refused before anything is written
         prefix = ""
         head = state.head
         if head is None:
             genesis = render_genesis(when)
             prefix, head = new_log_prefix(when), genesis[-64:]
+        lines_before = prefix.count("\n")
+        if prefix and self._create(prefix):  # a new log appears whole (header and genesis) or not at all
+            prefix = ""
         seq = state.next_seq
-        text = render_read(seq, when, fields, head)
-        self._append(prefix + text + "\n")
-        line = state.lines + prefix.count("\n") + 1
-        return ReadEntry(
-            seq=seq, when=when, fields=fields, prev=head[:PREV_CHARS], hash=text[-64:], line=line, text=text
-        )
+        opening = read_opening(seq, when, fields)
+        self._append(prefix + opening)
+        line = state.lines + lines_before + 1
+        return StartedRead(self, seq=seq, when=when, head=head, opening=opening, line=line)
 
     def append_budget(self, *, when: str, who: str, commit: str, budget: int | None, reason: str) -> BudgetEntry:
         """Record a change of the budget in force; refused (LogError) on a log that does not verify."""
@@ -186,13 +200,26 @@ class Transaction:
             text=text,
         )
 
-    def _append(self, text: str) -> None:
-        if self._done:
+    def _create(self, prefix: str) -> bool:
+        """Create a log that does not exist yet (or is empty) with its header and genesis in one
+        step (a temporary file renamed into place), so a crash can never leave half a genesis.
+        Returns False when the file already holds something (then the prefix is appended)."""
+        if self.state.size:
+            return False
+        data = prefix.encode("utf-8")
+        atomic_write_bytes(self.log.path, data)
+        self._size = len(data)
+        self._created = True
+        return True
+
+    def _append(self, text: str, *, resume: bool = False) -> None:
+        """Write ``text``; ``resume`` continues the line a ``begin_read`` left open."""
+        if self._done and not resume:
             raise LogError("one append per transaction")
         self._done = True
         state = self.state
         data = text.encode("utf-8")
-        if state.need_newline:
+        if state.need_newline and not resume and not self._created:
             data = b"\n" + data
         created = not self.log.path.exists()
         try:
@@ -213,12 +240,43 @@ class Transaction:
         state = self.state
         fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            if os.fstat(fd).st_size != state.size:
+            if os.fstat(fd).st_size != self._size:
                 raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")
-            if state.torn_bytes:
+            if state.torn_bytes and self._size == state.size and not self._created:
                 # Cut a torn final line (an interrupted append that was not a read) before writing after it.
                 os.ftruncate(fd, state.append_offset)
             _write_all(fd, data)
             os.fsync(fd)
+            self._size = os.fstat(fd).st_size
         finally:
             os.close(fd)
+
+
+class StartedRead:
+    """A read whose first part is in the log (see ``Transaction.begin_read``)."""
+
+    def __init__(self, tx: Transaction, *, seq: int, when: str, head: str, opening: str, line: int) -> None:
+        self._tx = tx
+        self.seq = seq
+        self.when = when
+        self._head = head
+        self._opening = opening
+        self.line = line
+        self.finished = False
+
+    def finish(self, fields: ReadFields) -> ReadEntry:
+        """End the line with the score, interval, budget, reason and hash."""
+        text = render_read(self.seq, self.when, fields, self._head)
+        if not text.startswith(self._opening):
+            raise LogError("a read's fields changed between its start and its end; the interrupted read still counts")
+        self._tx._append(text[len(self._opening) :] + "\n", resume=True)
+        self.finished = True
+        return ReadEntry(
+            seq=self.seq,
+            when=self.when,
+            fields=fields,
+            prev=self._head[:PREV_CHARS],
+            hash=text[-64:],
+            line=self.line,
+            text=text,
+        )

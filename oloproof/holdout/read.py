@@ -24,15 +24,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from oloproof.decide import compute_interval
 from oloproof.errors import ConfigError, UsageError
 from oloproof.evaluators.base import EvalContext
-from oloproof.holdout.budget import BudgetStatus, budget_in_force, budget_status, foreign_records, refusal
+from oloproof.holdout.budget import BudgetStatus, OtherReads, budget_for, budget_status, other_reads, refusal
 from oloproof.holdout.cases import cases_path, holdout_spec, load_holdout, open_log, withheld
 from oloproof.holdout.log import MAX_REASON, LogState, ReadEntry, ReadFields, entry_json, short
-from oloproof.holdout.records import OutcomeRecord, case_keys, relative, write_outcome_record
+from oloproof.holdout.records import case_keys, relative, write_outcome_record
+from oloproof.holdout.registry import load_register, record_read, register_lock, repository_root
 from oloproof.policy import Rule
 from oloproof.run import execute, import_outputs
 from oloproof.runstore import RunRecord, RunStore
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from oloproof.config import Release
     from oloproof.holdout.spec import HoldoutSpec
     from oloproof.stats.interval import Interval
+    from oloproof.testset import TestSet
 
 
 READ_SCHEMA = "oloproof.holdout-read/1"
@@ -68,10 +70,15 @@ class HoldoutRead:
     record: str | None = None
     run: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The read happened (it counts: the system saw the cases) but the system failed or answered no
+    # case: nothing was measured, and the command does not exit 0 as if it had.
+    unscored: bool = False
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.verdict is None else int(self.verdict.exit_code)
+        if self.verdict is not None:
+            return int(self.verdict.exit_code)
+        return int(Verdict.INSUFFICIENT_EVIDENCE.exit_code) if self.unscored else 0
 
     def to_json(self) -> dict[str, Any]:
         fields = self.entry.fields if self.entry else None
@@ -82,6 +89,7 @@ class HoldoutRead:
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),
             "sentence": self.sentence,
+            "scored": self.entry is not None and not self.unscored,
             "set": None
             if self.set_digest is None
             else {"kind": "holdout", "path": self.set_shown, "digest": self.set_digest, "n_cases": self.n},
@@ -151,32 +159,9 @@ def _holdout_rule(release: Release, spec: HoldoutSpec) -> Any:
     )
 
 
-def read_holdout(
-    release: Release,
-    *,
-    reason: str,
-    outputs: Path | None = None,
-    outputs_shown: str | None = None,
-    command: str | None = None,
-    version: str | None = None,
-    on_wait: Callable[[], None] | None = None,
-    on_batch: Callable[[int, int], None] | None = None,
-    environ: Mapping[str, str] | None = None,
-    who: str,
-    commit: str,
-) -> HoldoutRead:
-    """Read the holdout once: refuse (BLOCKED) on a broken log or a spent budget, otherwise score
-    the system — ``system.command``, or ``command`` as ``version`` (e.g. the week-0 prompt for a
-    baseline re-measurement), or imported ``outputs`` of ``version`` — and append the read.
-
-    The budget is checked once without the lock (to refuse without loading anything) and again
-    under it; scoring and the append happen under the lock, so N concurrent reads with k left make
-    exactly k entries and N − k refusals, and a refused read scores no case.
-    """
-    import numpy as np  # lazy: start-up
-
-    spec = holdout_spec(release)
-    reason = check_reason(reason)
+def _check_source(release: Release, outputs: Path | None, command: str | None, version: str | None) -> str | None:
+    """What is scored: ``system.command``, or ``command`` as ``version``, or imported ``outputs`` of
+    ``version`` (usage errors otherwise). Returns the version named, or None for system.version."""
     version = (version or "").strip() or None
     if outputs is not None and command is not None:
         raise UsageError("give --outputs or --command, not both")
@@ -196,86 +181,76 @@ def read_holdout(
             "no command declared; score outputs made elsewhere with `oloproof holdout run --outputs FILE --version "
             "NAME`",
         )
+    return version
+
+
+def read_holdout(
+    release: Release,
+    *,
+    reason: str,
+    outputs: Path | None = None,
+    outputs_shown: str | None = None,
+    command: str | None = None,
+    version: str | None = None,
+    on_wait: Callable[[], None] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+    who: str,
+    commit: str,
+) -> HoldoutRead:
+    """Read the holdout once: refuse (BLOCKED) on a broken log or a spent budget, otherwise score
+    the system — ``system.command``, or ``command`` as ``version`` (e.g. the week-0 prompt for a
+    baseline re-measurement), or imported ``outputs`` of ``version`` — and log the read.
+
+    ``who`` and ``commit`` say who reads and at which commit (the CLI asks git, the action gives the
+    run's actor). The budget counts every read of the same cases in the repository (the register).
+    The budget is checked once without the locks (to refuse without loading anything) and again
+    under them; the read is registered and its first half logged *before* the system sees a case,
+    so a read killed half-way is counted, and N concurrent reads with k left make exactly k reads
+    and N − k refusals, of which none scored a case.
+    """
+    spec = holdout_spec(release)
+    reason = check_reason(reason)
+    version = _check_source(release, outputs, command, version)
     log = open_log(release)
-    confidence = release.policy.confidence
-
-    def refused(
-        state: LogState, why: tuple[tuple[str, ...], str], foreign: tuple[OutcomeRecord, ...] = ()
-    ) -> HoldoutRead:
-        n = state.reads[-1].fields.n if state.reads else None
-        return HoldoutRead(
-            verdict=Verdict.BLOCKED,
-            reasons=why[0],
-            sentence=f"Refused: {why[1]} No case was scored and the log is unchanged.",
-            log=spec.log,
-            budget=budget_status(spec, state, n=n, confidence=confidence, foreign=foreign),
-        )
-
     before = log.state()
-    foreign = foreign_records(release, before)
-    if (why := refusal(spec, before, foreign)) is not None:
-        return refused(before, why, foreign)
+    if (why := refusal(spec, before, other_reads(release, before))) is not None:
+        return _refused(release, before, why, other_reads(release, before))
     testset = load_holdout(release, environ)
-    foreign = foreign_records(release, before, (testset.digest,))
-    if (why := refusal(spec, before, foreign)) is not None:
-        return refused(before, why, foreign)
     keys = withheld(spec.cases, lambda: case_keys(cases_path(release, environ), testset))
-    evaluator = release.criteria()[spec.criterion]
-
-    def evaluate(answers: Mapping[str, dict[str, Any]]) -> Any:
-        ctx = EvalContext(
-            testset=testset, outputs=answers, base_dir=release.base_dir, policy=release.policy, quiet=True
-        )
-        return withheld(spec.cases, lambda: evaluator.evaluate(ctx))
-
-    evaluate({})  # a case whose `expected` the evaluator cannot read fails now, before the system runs
-    store = _DiscardingStore(release.base_dir)
-    with log.transaction(on_wait=on_wait) as tx:
+    scorer = _Scorer(release, testset, reason=reason, who=who, commit=commit)
+    scorer.evaluate({})  # a case whose `expected` the evaluator cannot read fails now, before the system runs
+    root = repository_root(release.base_dir)
+    with register_lock(root), log.transaction(on_wait=on_wait) as tx:
         state = tx.state
-        foreign = foreign_records(release, state, (testset.digest,))
-        if (why := refusal(spec, state, foreign)) is not None:
-            return refused(state, why, foreign)
-        budget, _ = budget_in_force(spec, state)
+        register = load_register(root)
+        others = other_reads(
+            release, state, digests=(testset.digest,), commitments=register.commitments(testset).values()
+        )
+        if (why := refusal(spec, state, others)) is not None:
+            return _refused(release, state, why, others)
+        budget = budget_for(spec, state, others)
+        when = utc_now()
+        read_version = version or release.system.version
+        record_read(register, testset, log=log.path, seq=state.next_seq, when=when, budget=budget)
+        started = tx.begin_read(scorer.opening(read_version), when=when)
+        store = _DiscardingStore(release.base_dir)
         if outputs is not None:
-            assert version is not None
-            shown = outputs_shown or str(outputs)
             record, answers = import_outputs(
-                release, testset, store, outputs, version=version, shown=shown, kind="holdout"
+                release,
+                testset,
+                store,
+                outputs,
+                version=read_version,
+                shown=outputs_shown or str(outputs),
+                kind="holdout",
             )
         else:
             record, answers = execute(
                 release, testset, store, kind="holdout", on_batch=on_batch, command=command, version=version
             )
-        outcome = evaluate(answers)
-        interval, details, method_reasons = compute_interval(
-            outcome, _holdout_rule(release, spec), release.policy, testset
-        )
-        values = outcome.values
-        missing = int(np.isnan(values).sum())
-        answered = len(testset) - missing
-        passes = float(np.nansum(values))
-        estimate = interval.estimate if interval is not None else (passes / answered if answered else 0.0)
-        fields = ReadFields(
-            who=who,
-            commit=commit,
-            version=record.version,
-            set_digest=testset.digest,
-            n=len(testset),
-            criterion=spec.criterion,
-            kind="binary" if outcome.kind == "binary" else "score",
-            passes=passes,
-            answered=answered,
-            missing=missing,
-            estimate=estimate,
-            low=None if interval is None else interval.low,
-            high=None if interval is None else interval.high,
-            level=confidence,
-            approximate=bool(interval and interval.approximate),
-            method=interval.method if interval is not None else "none",
-            budget=budget,
-            reason=reason,
-        )
-        entry = tx.append_read(fields, when=utc_now())
+        score = scorer.score(answers, record, budget=budget)
+        entry = started.finish(score.fields)
         run = {
             "status": record.status,
             "failure": record.failure,
@@ -288,14 +263,14 @@ def read_holdout(
             log=spec.log,
             entry=entry,
             testset=testset,
-            values=values,
-            kind=fields.kind,
+            values=score.values,
+            kind=score.fields.kind,
             run=run,
             config_digest=release.digest,
             keys=keys,
         )
-    after = replace(state, reads_used=entry.seq, budget_logged=True, logged_budget=budget)
-    notes = _read_notes(record.failure, missing, len(testset), (*method_reasons, *outcome.reasons), details)
+    after = replace(state, reads_used=entry.seq, budget_logged=True, logged_budget=score.fields.budget)
+    notes = score.notes
     if state.reads and state.reads[-1].fields.set_digest != testset.digest:
         previous = state.reads[-1]
         notes += (
@@ -307,16 +282,123 @@ def read_holdout(
         reasons=(),
         sentence="",
         log=spec.log,
-        budget=budget_status(spec, after, n=len(testset), confidence=confidence),
+        budget=budget_status(spec, after, n=len(testset), confidence=release.policy.confidence, others=others),
         entry=entry,
         set_digest=testset.digest,
         set_shown=spec.cases,
         n=len(testset),
-        interval=interval,
+        interval=score.interval,
         record=relative(release.base_dir, path),
         run=run,
         notes=notes,
+        unscored=record.failure is not None or score.fields.answered == 0,
     )
+
+
+def _refused(release: Release, state: LogState, why: tuple[tuple[str, ...], str], others: OtherReads) -> HoldoutRead:
+    spec = holdout_spec(release)
+    n = state.reads[-1].fields.n if state.reads else None
+    return HoldoutRead(
+        verdict=Verdict.BLOCKED,
+        reasons=why[0],
+        sentence=f"Refused: {why[1]} No case was scored and the log is unchanged.",
+        log=spec.log,
+        budget=budget_status(spec, state, n=n, confidence=release.policy.confidence, others=others),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Score:
+    fields: ReadFields
+    values: Any  # per case, aligned with the holdout's cases (NaN: no usable output)
+    interval: Interval | None
+    notes: tuple[str, ...]
+
+
+class _Scorer:
+    """Scores answers on the holdout as the gate would score them (its evaluator and interval
+    machinery), never naming a case in a message."""
+
+    def __init__(self, release: Release, testset: TestSet, *, reason: str, who: str, commit: str) -> None:
+        self.release = release
+        self.testset = testset
+        self.spec = holdout_spec(release)
+        self.evaluator = release.criteria()[self.spec.criterion]
+        self.reason = reason
+        self.who = who
+        self.commit = commit
+
+    def evaluate(self, answers: Mapping[str, dict[str, Any]]) -> Any:
+        release = self.release
+        ctx = EvalContext(
+            testset=self.testset, outputs=answers, base_dir=release.base_dir, policy=release.policy, quiet=True
+        )
+        return withheld(self.spec.cases, lambda: self.evaluator.evaluate(ctx))
+
+    def opening(self, version: str) -> ReadFields:
+        """The fields known before the system runs (what ``begin_read`` writes); the rest are filled
+        in by ``score``."""
+        return self._fields(
+            version=version, kind="binary", passes=0.0, answered=0, missing=0, estimate=0.0, interval=None, budget=None
+        )
+
+    def score(self, answers: Mapping[str, dict[str, Any]], record: RunRecord, *, budget: int | None) -> _Score:
+        import numpy as np  # lazy: start-up
+
+        outcome = self.evaluate(answers)
+        interval, details, method_reasons = compute_interval(
+            outcome, _holdout_rule(self.release, self.spec), self.release.policy, self.testset
+        )
+        values = outcome.values
+        missing = int(np.isnan(values).sum())
+        answered = len(self.testset) - missing
+        passes = float(np.nansum(values))
+        estimate = interval.estimate if interval is not None else (passes / answered if answered else 0.0)
+        fields = self._fields(
+            version=record.version,
+            kind="binary" if outcome.kind == "binary" else "score",
+            passes=passes,
+            answered=answered,
+            missing=missing,
+            estimate=estimate,
+            interval=interval,
+            budget=budget,
+        )
+        notes = _read_notes(record.failure, missing, len(self.testset), (*method_reasons, *outcome.reasons), details)
+        return _Score(fields=fields, values=values, interval=interval, notes=notes)
+
+    def _fields(
+        self,
+        *,
+        version: str,
+        kind: Literal["binary", "score"],
+        passes: float,
+        answered: int,
+        missing: int,
+        estimate: float,
+        interval: Interval | None,
+        budget: int | None,
+    ) -> ReadFields:
+        return ReadFields(
+            who=self.who,
+            commit=self.commit,
+            version=version,
+            set_digest=self.testset.digest,
+            n=len(self.testset),
+            criterion=self.spec.criterion,
+            kind=kind,
+            passes=passes,
+            answered=answered,
+            missing=missing,
+            estimate=estimate,
+            low=None if interval is None else interval.low,
+            high=None if interval is None else interval.high,
+            level=self.release.policy.confidence,
+            approximate=bool(interval and interval.approximate),
+            method=interval.method if interval is not None else "none",
+            budget=budget,
+            reason=self.reason,
+        )
 
 
 def _read_notes(

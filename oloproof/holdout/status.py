@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.holdout.budget import DEFAULT_PSI, BudgetStatus, budget_status, foreign_records, refusal
+from oloproof.holdout.budget import DEFAULT_PSI, BudgetStatus, budget_status, other_reads, refusal
 from oloproof.holdout.cases import HoldoutUnavailable, holdout_spec, load_holdout, open_log
 from oloproof.holdout.log import BudgetEntry, LogError, LogState, RepairEntry, Witness, entry_json, printable, short
 from oloproof.holdout.read import check_reason, utc_now
@@ -156,8 +156,8 @@ def holdout_status(
             "earlier reads measured other cases; the budget still counts them"
         )
     notes.extend(_budget_changes(state, spec.budget))
-    foreign = foreign_records(release, state, () if digest is None else (digest,))
-    refused = refusal(spec, state, foreign)
+    others = other_reads(release, state, digests=() if digest is None else (digest,))
+    refused = refusal(spec, state, others)
     recorded = {r.entry_hash: relative(release.base_dir, r.path) for r in records}
     missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
     if missing_records:
@@ -170,7 +170,7 @@ def holdout_status(
         log=spec.log,
         state=state,
         budget=budget_status(
-            spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi, foreign=foreign
+            spec, state, n=n, confidence=release.policy.confidence, delta=delta, psi=psi, others=others
         ),
         set_shown=spec.cases,
         set_digest=digest,

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 def score_line(read: HoldoutRead) -> str:
     """``holdout score: 0.708 (85/120), 95% interval [0.619, 0.787] (clopper-pearson, exact) — holdout set sha256:…``"""
     assert read.entry is not None and read.set_digest is not None
+    if read.unscored:
+        failure = read.run.get("failure")
+        why = f"the system failed ({failure})" if failure else "the system answered no case"
+        fields = read.entry.fields
+        return (
+            f"holdout score: none — {why}; {fields.answered} of {fields.n} cases answered; the read still counts "
+            f"(the system saw the cases) — holdout set {short(read.set_digest)}"
+        )
     return (
         f"holdout score: {entry_score(read.entry)}{interval_words(read.entry)} — holdout set {short(read.set_digest)}"
     )

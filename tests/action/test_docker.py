@@ -238,7 +238,9 @@ def test_every_declared_check_runs_in_the_container(
     (workspace / "release.yaml").write_text(FULL_RELEASE)
     cases = (workspace / "data/test.jsonl").read_text().splitlines()[:120]
     (workspace / "evals/holdout").mkdir(parents=True)
-    (workspace / "evals/holdout/cases.jsonl").write_text("".join(line.replace('"case-', '"holdout-') + "\n" for line in cases))
+    # Other cases than the dev set's (a holdout may share none): the same rows, marked as the holdout's.
+    holdout = [{**json.loads(line), "source": "holdout"} for line in cases]
+    (workspace / "evals/holdout/cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in holdout))
     # What a developer commits beforehand: a clean leakage record (the training data stays on
     # their machine) and the five seed checkpoints' runs.
     monkeypatch.chdir(workspace)

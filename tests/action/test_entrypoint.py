@@ -347,7 +347,8 @@ def test_the_workspace_is_trusted_by_git_before_any_git_call(action: ActionRun) 
 def with_holdout(action: ActionRun, budget: int = 20) -> None:
     from tests.conftest import write_cases
 
-    write_cases(action.workspace / "evals/holdout/cases.jsonl", labelled_cases(60, 54, prefix="h"))
+    cases = [{**case, "source": "holdout"} for case in labelled_cases(60, 54, prefix="h")]  # no dev case in it
+    write_cases(action.workspace / "evals/holdout/cases.jsonl", cases)
     text = (action.workspace / "release.yaml").read_text()
     (action.workspace / "release.yaml").write_text(text + f"holdout: {{cases: evals/holdout/cases.jsonl, budget: {budget}}}\n")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from oloproof.config import load_release
+from oloproof.fingerprint import Fingerprint
 from oloproof.gate import run_gate
 from oloproof.identity import CheckerIdentity
 from oloproof.result import CheckReport, GateResult, RuleResult
@@ -39,7 +40,7 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
     result = run_gate(load_release("release.yaml"))
     checker = CheckerIdentity(version="0.0.0-test", source_digest="sha256:" + "0" * 64)
     assert result.run is not None
-    run = replace(result.run, run_id="20260101T000000Z-abcdef", started_at="2026-01-01T00:00:00.000000Z", checker=checker.to_json())
+    run = replace(result.run, fingerprint=Fingerprint(digest="sha256:" + "2" * 64, files={"model/weights.npz": "sha256:" + "3" * 64}), run_id="20260101T000000Z-abcdef", started_at="2026-01-01T00:00:00.000000Z", checker=checker.to_json())
     recipe = RuleResult(
         rule_id="recipe_accurate", criterion="correct", kind="min", threshold=0.8, verdict=Verdict.MANUAL_REVIEW,
         reasons=("approximate_method",),
