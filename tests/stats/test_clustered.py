@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from oloproof.stats.binomial import clopper_pearson
-from oloproof.stats.clustered import MIN_CLUSTERS, clustered_proportion
+from oloproof.stats.clustered import MIN_CLUSTERS, _korn_graubard, clustered_proportion
 
 # Six clusters of unequal size, 16 passes of 21.
 SCORES = [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
@@ -45,19 +46,88 @@ def _svyciprop_beta(scores: list[int], groups: list[str], confidence: float) -> 
     return float(low), float(high)
 
 
-def test_matches_svyciprop_beta_formula() -> None:
+def _at_the_data(scores: list[int], groups: list[str], confidence: float) -> tuple[float, float]:
+    """The module's Korn–Graubard bounds at the observed counts only (no monotone envelope)."""
+    codes = {g: i for i, g in enumerate(dict.fromkeys(groups))}
+    cluster = np.array([codes[g] for g in groups])
+    sizes = np.bincount(cluster).astype(float)
+    tail = (1 - confidence) / 2
+
+    def lower(failures: np.ndarray) -> float:
+        total = np.array([failures.sum()])
+        c = total / sizes.sum()
+        low, _, _ = _korn_graubard(
+            total, np.array([np.sum(failures**2)]), np.array([np.sum((sizes * c - failures) ** 2)]),
+            np.array([np.sum((sizes - failures) ** 2)]), sizes, tail,
+        )
+        return float(low[0])
+
+    passes = np.bincount(cluster, weights=np.array(scores, dtype=float))
+    return lower(sizes - passes), 1 - lower(passes)
+
+
+def test_matches_svyciprop_beta_formula_at_the_data() -> None:
+    # Six groups: the Kish degrees of freedom are floored at G − 1 = 5, so the bound at the
+    # observed counts is exactly svyciprop's.
     low, high = _svyciprop_beta(SCORES, GROUPS, 0.95)
-    result = clustered_proportion(SCORES, GROUPS, confidence=0.95)
-    assert result.interval.low == pytest.approx(low, rel=1e-10)
-    assert result.interval.high == pytest.approx(high, rel=1e-10)
-    assert result.interval.estimate == pytest.approx(16 / 21)
+    assert _at_the_data(SCORES, GROUPS, 0.95) == pytest.approx((low, high), rel=1e-10)
     # Pinned values of the reference for this data (guards both routes against drifting).
     assert (low, high) == pytest.approx((0.43030, 0.95373), abs=5e-5)
+
+
+def _kish_svyciprop_lower(failures: list[int], sizes: list[int], tail: float) -> float:
+    """svyciprop's lower bound with Kish degrees of freedom, from per-group failure counts (loops)."""
+    n, g, total = sum(sizes), len(sizes), sum(failures)
+    if total == 0:
+        return tail ** (1 / g)
+    if total == n:
+        return 0.0
+    p = 1 - total / n
+    variance = g / (g - 1) * sum((m * total / n - f) ** 2 for f, m in zip(failures, sizes, strict=True)) / n**2
+    n_eff = min(p * (1 - p) / variance, n) if variance > 0 else n
+    kish = min(total**2 / sum(f * f for f in failures), (n - total) ** 2 / sum((m - f) ** 2 for f, m in zip(failures, sizes, strict=True)))
+    df = min(max(kish - 1, min(5, g - 1)), g - 1)
+    n_eff *= (stats.t.ppf(tail, n - 1) / stats.t.ppf(tail, df)) ** 2
+    return float(special.betaincinv(n_eff * p, n_eff * (1 - p) + 1, tail))
+
+
+def _envelope_by_enumeration(scores: list[int], groups: list[str], tail: float) -> tuple[float, float]:
+    """min of the bound over every outcome with some failures turned into passes (and mirrored)."""
+    names = list(dict.fromkeys(groups))
+    sizes = [groups.count(g) for g in names]
+    passes = [sum(s for s, h in zip(scores, groups, strict=True) if h == g) for g in names]
+    failures = [m - x for m, x in zip(sizes, passes, strict=True)]
+    low = min(_kish_svyciprop_lower(list(f), sizes, tail) for f in itertools.product(*(range(k + 1) for k in failures)))
+    high = 1 - min(_kish_svyciprop_lower(list(f), sizes, tail) for f in itertools.product(*(range(k + 1) for k in passes)))
+    return low, high
+
+
+def test_the_monotone_envelope_against_enumeration() -> None:
+    # Turning failures into passes reaches outcomes with a lower bound (two of the five
+    # failures sit in the 3-case group c; with the lone failures elsewhere passing, the failures
+    # are more concentrated): the reported bound is at most the lowest of them. With unequal
+    # group sizes the module bounds each total's worst case instead of enumerating (which is
+    # exponential), so it could be a little lower still; here it is exact.
+    at_data = _at_the_data(SCORES, GROUPS, 0.95)
+    low, high = _envelope_by_enumeration(SCORES, GROUPS, 0.025)
+    assert (low, high) == pytest.approx((0.41574, 0.96756), abs=5e-5)
+    result = clustered_proportion(SCORES, GROUPS, confidence=0.95)
+    assert result.interval.low <= low <= at_data[0]
+    assert result.interval.high >= high >= at_data[1]
+    assert low - result.interval.low < 0.01 and result.interval.high - high < 0.02
+    assert result.interval.estimate == pytest.approx(16 / 21)
     assert result.n == 21
-    assert result.n_clusters == 6
-    assert result.few_clusters is True
-    assert result.interval.method == "clustered-korn-graubard"
-    assert result.interval.approximate is True
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_envelope_is_exact_for_groups_of_one_size(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    groups = [f"g{i // 3}" for i in range(5 * 3)]
+    scores = (rng.random(15) < rng.choice([0.5, 0.8, 0.95])).astype(int).tolist()
+    low, high = _envelope_by_enumeration(scores, groups, 0.025)
+    result = clustered_proportion(scores, groups, confidence=0.95)
+    assert result.interval.low == pytest.approx(low, rel=1e-9, abs=1e-12)
+    assert result.interval.high == pytest.approx(high, rel=1e-9, abs=1e-12)
 
 
 def test_clustered_se_is_millers_formula() -> None:
@@ -73,17 +143,23 @@ def test_clustered_se_is_millers_formula() -> None:
     assert result.n_eff == pytest.approx(p * (1 - p) / se**2 * factor, rel=1e-12)
 
 
-def test_singleton_clusters_give_n_minus_one_effective_cases() -> None:
-    # Every case its own cluster: SE_C² = p̂(1−p̂)/(n−1), so n_eff = n − 1 and the df factor is 1.
+def test_singleton_clusters_give_n_minus_one_effective_cases_before_the_df_factor() -> None:
+    # Every case its own cluster: SE_C² = p̂(1−p̂)/(n−1), so n_eff = n − 1 before the df factor.
+    # The F failures sit in F clusters (Kish count F), so the degrees of freedom are
+    # min(F, n − F) − 1 instead of G − 1: the interval is a little wider than Clopper–Pearson's.
     rng = np.random.default_rng(3)
     scores = (rng.random(80) < 0.7).astype(int).tolist()
+    failures = 80 - sum(scores)
     result = clustered_proportion(scores, list(range(80)), confidence=0.95)
-    assert result.n_eff == pytest.approx(79, rel=1e-9)
+    assert result.df == failures - 1
+    factor = (stats.t.ppf(0.025, 79) / stats.t.ppf(0.025, failures - 1)) ** 2
+    assert result.n_eff == pytest.approx(79 * factor, rel=1e-9)
     assert result.few_clusters is False
     p = sum(scores) / 80
-    assert result.interval.low == pytest.approx(
-        stats.beta.ppf(0.025, 79 * p, 79 * (1 - p) + 1), rel=1e-9
-    )
+    at_data = stats.beta.ppf(0.025, 79 * factor * p, 79 * factor * (1 - p) + 1)
+    assert result.interval.low <= at_data + 1e-12
+    assert result.interval.low == pytest.approx(at_data, abs=0.01)
+    assert result.interval.low < clopper_pearson(sum(scores), 80, confidence=0.95).low
 
 
 @pytest.mark.parametrize("clusters", [2, 5, 40])
