@@ -301,8 +301,10 @@ def _bca_bounds(
     if y.size < 2:
         return 0.0, 1.0
     if np.all(y == y[0]):
-        # Every resample has the same mean; scipy would warn and return NaN.
-        return float(y[0]), float(y[0])
+        # Every resample has the same mean; scipy would warn and return NaN. (The mean, not y[0]:
+        # the two can differ in the last bit, and the estimate is the mean.)
+        mean = float(y.mean())
+        return mean, mean
     result = stats.bootstrap(
         (y,),
         np.mean,

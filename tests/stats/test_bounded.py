@@ -17,6 +17,9 @@ from oloproof.stats.binomial import clopper_pearson
 from oloproof.stats.bounded import (
     _betting_lower,
     _interval,
+    _log_mean_capital,
+    _plug_in_bets,
+    _random_orders,
     bounded_mean_bca,
     bounded_mean_betting,
     bounded_mean_hoeffding,
@@ -346,3 +349,92 @@ def test_more_missing_cases_never_narrow_hoeffding(scores: list[float], missing:
     after = bounded_mean_hoeffding(scores, confidence=0.95, missing=missing + 1)
     assert after.low <= before.low + 1e-12
     assert after.high >= before.high - 1e-12
+
+
+# --- order (issue 10) ------------------------------------------------------------------------
+
+SORTED_FILE = [1.0] * 150 + [0.76] * 150  # e.g. a test set grouped by category, easy one first
+
+
+def test_sorted_and_grouped_files_give_the_same_interval_and_no_pass_at_the_mean() -> None:
+    # The one-order interval put the lower bound at 0.952 for this order (pulled back to the
+    # estimate 0.88, so `min: 0.88` PASSed on the estimate) and at 0.855 for the reverse.
+    forward = betting(SORTED_FILE, confidence=0.95)
+    backward = betting(SORTED_FILE[::-1], confidence=0.95)
+    shuffled = betting(list(np.random.default_rng(3).permutation(SORTED_FILE)), confidence=0.95)
+    interleaved = betting([1.0, 0.76] * 150, confidence=0.95)
+    assert forward == backward == shuffled == interleaved
+    assert forward.estimate == pytest.approx(0.88)
+    assert forward.low < 0.88 < forward.high  # a `min: 0.88` rule is not PASSed
+    assert forward.low == pytest.approx(0.8546, abs=5e-4) and forward.high == pytest.approx(0.8988, abs=5e-4)
+    assert forward.seed == SEED
+
+
+def test_betting_coverage_on_files_sorted_or_grouped_by_category() -> None:
+    """Two categories of 150 cases each (easy: scores near 1, hard: near 0.76), written grouped.
+
+    Each trial draws 300 cases from the mixture, sorts the file (easy first, as a grouped file
+    would), and computes the interval. The true mean is 0.5·(19/20) + 0.5·0.76 = 0.855. The
+    one-order interval missed from below in about half the trials; the order-free one must miss
+    at most α/2 = 2.5% on each side (one-sided binomial tests on the counts).
+    """
+    rng = np.random.default_rng(2026)
+    true_mean = 0.5 * (19 / 20) + 0.5 * 0.76
+    trials, low_misses, high_misses = 400, 0, 0
+    for trial in range(trials):
+        easy = rng.random(300) < 0.5
+        scores = np.where(easy, rng.beta(19, 1, 300), rng.beta(19, 6, 300))
+        grouped = np.concatenate([scores[easy], scores[~easy]])
+        interval = bounded_mean_betting(grouped, confidence=0.95, seed=trial)
+        low_misses += interval.low > true_mean
+        high_misses += interval.high < true_mean
+    assert stats.binomtest(low_misses, trials, 0.025, alternative="greater").pvalue > 0.01
+    assert stats.binomtest(high_misses, trials, 0.025, alternative="greater").pvalue > 0.01
+
+
+def test_the_one_order_running_maximum_on_a_sorted_file_excluded_means_above_the_mean() -> None:
+    # The defect, shown on the capital itself: on the file as written (easy cases first) the
+    # running maximum of the one-order capital K⁺_t(0.9) passes 2/α = 40 during the run of 1.0s,
+    # so 0.9 (above the mean 0.88) was excluded from below. The final capital averaged over
+    # random orders stays far below 40 at 0.9.
+    x = np.array([SORTED_FILE])
+    bets = _plug_in_bets(x, 0.05)
+    factors = 1 + np.minimum(bets, 0.5 / 0.9) * (x - 0.9)
+    assert np.cumprod(factors).max() >= 40
+    orders = _random_orders(np.array(SORTED_FILE), SEED, permutation_count(300))
+    assert math.exp(_log_mean_capital(orders, _plug_in_bets(orders, 0.05), 0.9)) < 1
+
+
+def test_a_bound_crossing_the_estimate_raises_instead_of_being_moved() -> None:
+    with pytest.raises(ArithmeticError, match=r"betting-wsr interval \[0\.952, 0\.99\] does not contain its estimate 0\.88"):
+        _interval(0.88, 0.952, 0.99, 0.95, "betting-wsr", approximate=False)
+    # Bounds outside [0, 1] are clipped, never moved towards the estimate.
+    clipped = _interval(0.5, -0.2, 1.3, 0.95, "hoeffding", approximate=False)
+    assert (clipped.low, clipped.high) == (0.0, 1.0)
+
+
+def test_the_seed_is_recorded_and_choosing_it_buys_almost_nothing() -> None:
+    scores = np.random.default_rng(8).beta(2, 5, size=200)
+    lows = [bounded_mean_betting(scores, confidence=0.95, seed=seed).low for seed in range(40)]
+    assert max(lows) - min(lows) < 2e-3  # 32 orders: the best of 40 seeds gains under 0.002
+    assert bounded_mean_betting(scores, confidence=0.95, seed=5).seed == 5
+    assert bounded_mean_betting(scores, confidence=0.95, seed=5) == bounded_mean_betting(scores[::-1], confidence=0.95, seed=5)
+
+
+def test_order_seed_is_a_fixed_function_of_the_digest() -> None:
+    first = order_seed("sha256:" + "ab" * 32)
+    assert first == order_seed("sha256:" + "ab" * 32) and 0 <= first < 2**64
+    assert first != order_seed("sha256:" + "ac" * 32)
+    with pytest.raises(ValueError, match="digest must be a non-empty string"):
+        order_seed("")
+
+
+@pytest.mark.parametrize(("seed", "error", "message"), [(-1, ValueError, r"seed must lie in \[0, 2\*\*64\)"), (1.5, TypeError, "seed must be an integer"), (True, TypeError, "seed must be an integer")])
+def test_rejects_bad_seeds(seed: object, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        bounded_mean_betting([0.5, 0.6], confidence=0.95, seed=seed)  # type: ignore[arg-type]
+
+
+def test_permutation_count_depends_on_n_only() -> None:
+    assert permutation_count(10) == permutation_count(31_250) == 32
+    assert permutation_count(100_000) == 10 and permutation_count(10**7) == 8

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from oloproof.stats.binomial import clopper_pearson
-from oloproof.stats.clustered import MIN_CLUSTERS, _korn_graubard, clustered_proportion
+from oloproof.stats.clustered import MIN_CLUSTERS, _korn_graubard, _korn_graubard_lower, clustered_proportion
 
 # Six clusters of unequal size, 16 passes of 21.
 SCORES = [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
@@ -291,3 +291,93 @@ def test_higher_confidence_never_narrows(
     wide = clustered_proportion(scores, groups, confidence=hi_conf, missing=missing).interval
     assert wide.low <= narrow.low + 1e-12
     assert wide.high >= narrow.high - 1e-12
+
+
+# --- issue 10: monotone, and nominal at high pass rates with strong clustering -----------------
+
+GROUPS_30_BY_20 = [g for g in range(30) for _ in range(20)]
+
+
+def test_a_perfect_run_never_gets_a_lower_bound_below_a_run_with_a_failure() -> None:
+    # 30 groups of 20: svyciprop gave the perfect 600/600 a lower bound of 0.884 (each group one
+    # trial) and 599/600 0.990, so under `min: 0.95` the run with a failure PASSed and the perfect
+    # one did not.
+    perfect = clustered_proportion([1] * 600, GROUPS_30_BY_20, confidence=0.95)
+    one_failure = clustered_proportion([0] + [1] * 599, GROUPS_30_BY_20, confidence=0.95)
+    assert perfect.interval.low == pytest.approx(0.025 ** (1 / 30)) == perfect.ceiling
+    assert one_failure.interval.low <= perfect.interval.low
+    assert one_failure.interval.low < 0.95 and perfect.interval.low < 0.95  # neither PASSes min 0.95
+    svyciprop_low, _ = _at_the_data([0] + [1] * 599, [str(g) for g in GROUPS_30_BY_20], 0.95)
+    assert svyciprop_low > 0.98  # the bound at the data alone, before the monotone envelope
+
+
+@given(run=clustered_runs())
+def test_no_run_gets_a_lower_bound_above_a_perfect_run(run: tuple[list[int], list[int], list[bool]]) -> None:
+    scores, groups, _ = run
+    result = clustered_proportion(scores, groups, confidence=0.95)
+    assert result.interval.low <= result.ceiling + 1e-12
+    assert result.ceiling == pytest.approx(0.025 ** (1 / result.n_clusters))
+
+
+@given(run=clustered_runs(), data=st.data(), confidence=st.sampled_from([0.8, 0.95, 0.99]))
+def test_turning_a_failure_into_a_pass_never_lowers_either_bound(
+    run: tuple[list[int], list[int], list[bool]], data: st.DataObject, confidence: float
+) -> None:
+    scores, groups, missing = run
+    failed = [i for i, (s, m) in enumerate(zip(scores, missing, strict=True)) if s == 0 or m]
+    if not failed:
+        return
+    i = data.draw(st.sampled_from(failed))
+    better_scores = [1 if j == i else s for j, s in enumerate(scores)]
+    better_missing = [False if j == i else m for j, m in enumerate(missing)]
+    before = clustered_proportion(scores, groups, confidence=confidence, missing=missing).interval
+    after = clustered_proportion(better_scores, groups, confidence=confidence, missing=better_missing).interval
+    assert after.low >= before.low - 1e-12
+    assert after.high >= before.high - 1e-12
+
+
+def test_concentrated_failures_get_fewer_degrees_of_freedom() -> None:
+    # 60 groups of 10, 30 failures: spread one per group in 30 groups the Kish count is 30 (df 29);
+    # all in 3 groups it is 3, floored at df 5, so the interval is wider than svyciprop's (df 59).
+    groups = [g for g in range(60) for _ in range(10)]
+    spread = [0 if i % 10 == 0 and i < 300 else 1 for i in range(600)]
+    concentrated = [0 if i < 30 else 1 for i in range(600)]
+    assert clustered_proportion(spread, groups, confidence=0.95).df == 29
+    tight = clustered_proportion(concentrated, groups, confidence=0.95)
+    assert tight.df == 5
+    svy_low, _ = _svyciprop_beta(concentrated, [str(g) for g in groups], 0.95)
+    assert tight.interval.low < svy_low - 0.01
+
+
+def _svyciprop_lower_from_counts(failures: np.ndarray, sizes: np.ndarray) -> float:
+    n, g, total = sizes.sum(), sizes.size, failures.sum()
+    if total == 0:
+        return 0.025 ** (1 / g)
+    p = 1 - total / n
+    variance = g / (g - 1) * np.sum((sizes * total / n - failures) ** 2) / n**2
+    n_eff = min(p * (1 - p) / variance, n) if variance > 0 else n
+    n_eff *= (stats.t.ppf(0.025, n - 1) / stats.t.ppf(0.025, g - 1)) ** 2
+    return float(special.betaincinv(n_eff * p, n_eff * (1 - p) + 1, 0.025))
+
+
+@pytest.mark.parametrize(
+    ("groups", "icc", "rate", "trials", "seed"),
+    [(50, 0.4, 0.9, 2000, 11), (100, 0.4, 0.95, 2000, 12)],
+)
+def test_lower_bound_error_at_high_rates_with_strong_clustering(groups: int, icc: float, rate: float, trials: int, seed: int) -> None:
+    """Beta-binomial groups of 5–35 cases: svyciprop's one-sided error is about 5% here.
+
+    The gate's lower bound (the same function clustered_proportion uses for it) must hold the
+    nominal 2.5%; the plain svyciprop bound on the same runs must not (both one-sided binomial
+    tests on the counts). See benchmarks/clustered_coverage.py for the full grid.
+    """
+    rng = np.random.default_rng(seed)
+    spread = 1 / icc - 1
+    gate_misses = svy_misses = 0
+    for _ in range(trials):
+        sizes = rng.integers(5, 36, groups).astype(float)
+        failures = sizes - rng.binomial(sizes.astype(int), rng.beta(rate * spread, (1 - rate) * spread, groups))
+        gate_misses += _korn_graubard_lower(failures, sizes, 0.025)[0] > rate
+        svy_misses += _svyciprop_lower_from_counts(failures, sizes) > rate
+    assert stats.binomtest(gate_misses, trials, 0.025, alternative="greater").pvalue > 0.01
+    assert stats.binomtest(svy_misses, trials, 0.025, alternative="greater").pvalue < 0.01
