@@ -381,3 +381,14 @@ def test_lower_bound_error_at_high_rates_with_strong_clustering(groups: int, icc
         svy_misses += _svyciprop_lower_from_counts(failures, sizes) > rate
     assert stats.binomtest(gate_misses, trials, 0.025, alternative="greater").pvalue > 0.01
     assert stats.binomtest(svy_misses, trials, 0.025, alternative="greater").pvalue < 0.01
+
+
+def test_without_the_dual_bound_the_envelope_is_looser_but_still_below_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Very large designs skip the dual bound (clustered._DUAL_CELLS); the separable bound alone
+    # must still be a valid (lower) envelope.
+    import oloproof.stats.clustered as clustered
+
+    low, high = _envelope_by_enumeration(SCORES, GROUPS, 0.025)
+    monkeypatch.setattr(clustered, "_DUAL_CELLS", 0)
+    loose = clustered_proportion(SCORES, GROUPS, confidence=0.95).interval
+    assert loose.low <= low + 1e-12 and loose.high >= high - 1e-12
