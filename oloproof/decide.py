@@ -42,7 +42,9 @@ def fmt(value: float) -> str:
 
 def interval_text(interval: Interval) -> str:
     kind = "approximate" if interval.approximate else "exact"
-    return f"{interval.level * 100:g}% interval [{fmt(interval.low)}, {fmt(interval.high)}] ({interval.method}, {kind})"
+    seed = f", seed {interval.seed}" if interval.seed is not None else ""
+    bounds = f"[{fmt(interval.low)}, {fmt(interval.high)}]"
+    return f"{interval.level * 100:g}% interval {bounds} ({interval.method}, {kind}{seed})"
 
 
 def compute_interval(
@@ -73,10 +75,12 @@ def compute_interval(
         passes = int(np.nansum(values))
         missing = int(np.isnan(values).sum())
         return binomial.clopper_pearson(passes, n, confidence=confidence, missing=missing), details, reasons
-    # Scores stay in test-set order with NaN in place of missing outputs: the betting interval's
-    # validity rests on that order, and known places give a tighter interval than a count.
+    # The betting interval does not depend on the order of the cases: it averages over random
+    # orders drawn from a seed fixed by the test set's (order-free) digest, printed with it.
     if rule.method == "exact":
-        return bounded.bounded_mean_betting(values, confidence=confidence), details, reasons
+        seed = bounded.order_seed(testset.digest)
+        details["seed"] = seed
+        return bounded.bounded_mean_betting(values, confidence=confidence, seed=seed), details, reasons
     if rule.method == "t":
         return bounded.bounded_mean_t(values, confidence=confidence), details, reasons
     rng = np.random.default_rng(policy.seed)

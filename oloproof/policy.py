@@ -93,9 +93,30 @@ POLICY = Obj(
                     "min_labels": Prop(
                         Scalar("int", minimum=1), default=50, doc="Human labels needed before a judge can be trusted."
                     ),
+                    # Raw agreement alone trusts a judge that passes everything when people fail few cases.
+                    "min_pass_agreement": Prop(
+                        Scalar(
+                            "number",
+                            exclusive_minimum=0.0,
+                            exclusive_maximum=1.0,
+                            why="no finite number of labels gives an agreement lower bound of 1",
+                        ),
+                        default=0.7,
+                        doc="Lower bound of the share of human-passed cases the judge also passes; in (0, 1).",
+                    ),
+                    "min_fail_agreement": Prop(
+                        Scalar(
+                            "number",
+                            exclusive_minimum=0.0,
+                            exclusive_maximum=1.0,
+                            why="no finite number of labels gives an agreement lower bound of 1",
+                        ),
+                        default=0.7,
+                        doc="Lower bound of the share of human-failed cases the judge also fails; in (0, 1).",
+                    ),
                 }
             ),
-            default={"min_agreement": 0.9, "min_labels": 50},
+            default={"min_agreement": 0.9, "min_labels": 50, "min_pass_agreement": 0.7, "min_fail_agreement": 0.7},
             doc="When a judge command may grade outputs.",
         ),
         "seed": Prop(
@@ -132,6 +153,8 @@ class Rule:
 class JudgePolicy:
     min_agreement: float
     min_labels: int
+    min_pass_agreement: float
+    min_fail_agreement: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +182,12 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
     return Policy(
         confidence=float(data["confidence"]),
         allow_approximate_methods=bool(data["allow_approximate_methods"]),
-        judges=JudgePolicy(min_agreement=float(judges["min_agreement"]), min_labels=int(judges["min_labels"])),
+        judges=JudgePolicy(
+            min_agreement=float(judges["min_agreement"]),
+            min_labels=int(judges["min_labels"]),
+            min_pass_agreement=float(judges["min_pass_agreement"]),
+            min_fail_agreement=float(judges["min_fail_agreement"]),
+        ),
         seed=int(data["seed"]),
         rules=tuple(rules),
         source=doc.path,

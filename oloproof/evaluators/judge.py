@@ -4,10 +4,13 @@ The judge receives, per answered case, ``{"id", "input", "output", "expected"}``
 stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
 in [0, 1]. Its grades decide rules only when its agreement with a human-labelled file
 (``{"id", "grade"}`` per line) meets the policy's ``judges`` thresholds: at least
-``min_labels`` labelled cases, and the lower bound of the agreement interval at least
-``min_agreement``. Otherwise every rule on its criterion is INSUFFICIENT_EVIDENCE with
-``judge_untrusted``. Agreement is measured on pass/fail (grade >= pass_threshold), with
-Cohen's kappa reported beside it.
+``min_labels`` labelled cases, the lower bound of the agreement interval at least
+``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
+those they failed at least ``min_pass_agreement`` and ``min_fail_agreement`` (so a judge that
+always says "pass" is never trusted, however few cases people fail; too few human-failed
+labels to show it is itself a reason, with how many more are needed). Otherwise every rule on
+its criterion is INSUFFICIENT_EVIDENCE with ``judge_untrusted``. Agreement is measured on
+pass/fail (grade >= pass_threshold), with Cohen's kappa reported beside it.
 """
 
 from __future__ import annotations
@@ -147,6 +150,8 @@ class Judge:
             "n_compared": n,
             "min_labels": policy.min_labels,
             "min_agreement": policy.min_agreement,
+            "min_pass_agreement": policy.min_pass_agreement,
+            "min_fail_agreement": policy.min_fail_agreement,
             "ungraded_labelled": ungraded,
         }
         if n == 0:
@@ -164,22 +169,70 @@ class Judge:
             kappa_low=measured.kappa_interval.low if measured.kappa_interval is not None else None,
             kappa_high=measured.kappa_interval.high if measured.kappa_interval is not None else None,
         )
+        problems: list[str] = []
         if n < policy.min_labels:
-            why = (
-                f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} "
-                "before a judge can be trusted"
+            problems.append(
+                f"only {n} labelled case(s) compared; the policy needs at least {policy.min_labels} before a judge can "
+                "be trusted"
             )
-            result.update(trusted=False, why=why)
-        elif measured.agreement.low < policy.min_agreement:
-            why = (
+        if measured.agreement.low < policy.min_agreement:
+            problems.append(
                 f"judge agrees with people on {measured.agreement.estimate:.1%} of {n} labelled cases, but the lower "
-                f"bound "
+                "bound "
                 f"{measured.agreement.low:.1%} is below min_agreement {policy.min_agreement:.0%}"
             )
-            result.update(trusted=False, why=why)
-        else:
-            result.update(trusted=True, why="")
+        for human, side, threshold in (
+            (True, "pass", policy.min_pass_agreement),
+            (False, "fail", policy.min_fail_agreement),
+        ):
+            problem = _class_problem(measured, human, side, threshold, n, ctx.policy.confidence, result)
+            if problem:
+                problems.append(problem)
+        result.update(trusted=not problems, why="; ".join(problems))
         return result
+
+
+def _class_problem(
+    measured: Any, human: bool, side: str, threshold: float, n: int, confidence: float, result: dict[str, Any]
+) -> str:
+    """Why the judge's agreement on the cases people ``side``-ed falls short of ``threshold`` ("" if it does not).
+
+    ``side`` is "pass" or "fail". Records the count of such labels and the exact interval of the
+    judge's agreement on them in ``result`` (``n_human_failed``, ``fail_agreement``,
+    ``fail_agreement_low``, ``fail_agreement_high``), and ``more_human_failed_needed`` when there
+    are too few such labels for even a judge that agrees on all of them to show the threshold.
+    """
+    from oloproof.stats.binomial import min_cases_to_pass  # lazy: start-up
+
+    past, third, key = f"{side}ed", f"{side}es" if side == "pass" else f"{side}s", f"min_{side}_agreement"
+    count = measured.human_counts.get(human, 0)
+    interval = measured.by_human_label.get(human)
+    result.update(
+        {
+            f"n_human_{past}": count,
+            f"{side}_agreement": interval.estimate if interval is not None else None,
+            f"{side}_agreement_low": interval.low if interval is not None else None,
+            f"{side}_agreement_high": interval.high if interval is not None else None,
+        }
+    )
+    if threshold >= 1.0:
+        return f"{key} 1 can never be shown: no finite number of labels gives a lower bound of 1"
+    needed = min_cases_to_pass(threshold, confidence=confidence)
+    if count < needed:
+        result[f"more_human_{past}_needed"] = needed - count
+        return (
+            f"only {count} of the {n} labelled cases are ones people {past}; even a judge that {third} every one of "
+            "them "
+            f"needs {needed} such labels to show that it {third} at least {threshold:.0%} of what people {side}: "
+            f"label at least {needed - count} more case(s) that people {side}"
+        )
+    assert interval is not None
+    if interval.low < threshold:
+        return (
+            f"judge {third} {round(interval.estimate * count)} of the {count} labelled cases people {past} "
+            f"({interval.estimate:.1%}), but the lower bound {interval.low:.1%} is below {key} {threshold:.0%}"
+        )
+    return ""
 
 
 def _build(values: dict[str, Any], where: Where) -> Judge:

@@ -30,3 +30,12 @@ def check_probability(name: str, value: float) -> float:
     if math.isnan(value) or not (0.0 <= value <= 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
     return float(value)
+
+
+def check_seed(seed: int) -> int:
+    """A seed for numpy's default generator: an integer in [0, 2**64)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must lie in [0, 2**64), got {seed}")
+    return seed

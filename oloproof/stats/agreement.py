@@ -37,12 +37,21 @@ class AgreementResult:
     can tell labels apart, so read ``agreement`` and check that the set covers more than one
     label. ``kappa_interval`` is approximate (a large-sample normal interval, clipped to
     [−1, 1]); it has zero width when the agreement is perfect.
+
+    ``by_human_label`` maps each label people used to the exact (Clopper–Pearson) interval for
+    the share of the cases they gave that label on which the judge gave it too: for pass/fail,
+    the judge's agreement on human passes (sensitivity) and on human fails (specificity).
+    Raw agreement alone cannot tell a judge from a rubber stamp: with people failing 10 of 200
+    cases, a judge that says "pass" every time agrees on 95% of them (κ = 0) but on none of
+    the fails. ``human_counts`` holds how many cases people gave each label.
     """
 
     n: int
     agreement: Interval
     kappa: float
     kappa_interval: Interval | None
+    by_human_label: dict[Hashable, Interval]
+    human_counts: dict[Hashable, int]
 
 
 def judge_agreement(judge: Sequence[Hashable], human: Sequence[Hashable], *, confidence: float) -> AgreementResult:
@@ -67,11 +76,24 @@ def judge_agreement(judge: Sequence[Hashable], human: Sequence[Hashable], *, con
     cols = table.sum(axis=0)
     equal = int((j == h).sum())
     agreement = clopper_pearson(equal, n, confidence=level)
+    labels = list(codes)
+    human_counts = {labels[code]: int((h == code).sum()) for code in sorted(set(h.tolist()))}
+    by_human_label = {
+        label: clopper_pearson(int(((h == codes[label]) & (j == h)).sum()), count, confidence=level)
+        for label, count in human_counts.items()
+    }
 
     p_o = float(np.trace(table))
     p_e = float(rows @ cols)
     if p_e >= 1.0:
-        return AgreementResult(n=n, agreement=agreement, kappa=math.nan, kappa_interval=None)
+        return AgreementResult(
+            n=n,
+            agreement=agreement,
+            kappa=math.nan,
+            kappa_interval=None,
+            by_human_label=by_human_label,
+            human_counts=human_counts,
+        )
     # Clipped: with perfect agreement rounding can give 1.0000000000000004, outside kappa's range.
     kappa = min(max((p_o - p_e) / (1.0 - p_e), -1.0), 1.0)
 
@@ -98,4 +120,11 @@ def judge_agreement(judge: Sequence[Hashable], human: Sequence[Hashable], *, con
         method=KAPPA_METHOD,
         approximate=True,
     )
-    return AgreementResult(n=n, agreement=agreement, kappa=kappa, kappa_interval=kappa_interval)
+    return AgreementResult(
+        n=n,
+        agreement=agreement,
+        kappa=kappa,
+        kappa_interval=kappa_interval,
+        by_human_label=by_human_label,
+        human_counts=human_counts,
+    )

@@ -11,7 +11,9 @@ class Interval:
 
     ``level`` is the two-sided confidence (0.95 means 2.5% per side). ``approximate`` is
     True for every method whose coverage is not guaranteed for all true values; such an
-    interval decides a rule only when the policy allows approximate methods.
+    interval decides a rule only when the policy allows approximate methods. ``seed`` is the
+    seed of any randomness the method used (the betting interval's random orders), None for
+    deterministic methods; reports print it.
     """
 
     estimate: float
@@ -20,6 +22,7 @@ class Interval:
     level: float
     method: str
     approximate: bool
+    seed: int | None = None
 
     @property
     def width(self) -> float:

@@ -127,12 +127,41 @@ def _power_at(
     return np.where(x < 0, 0.0, result).astype(np.float64)
 
 
-def cases_needed(threshold: float, true_rate: float, *, side: Side, confidence: float, power: float = 0.8) -> int:
-    """Smallest n at which a run with this true rate PASSes the rule with probability ≥ power.
+def _first_reaching(threshold: float, true_rate: float, side: Side, tail: float, power: float, start: int = 1) -> int:
+    """Smallest n ≥ start at which the power reaches ``power`` (exact scan in growing blocks)."""
+    block = 1024
+    while start <= MAX_CASES:
+        ns = np.arange(start, min(start + block, MAX_CASES + 1), dtype=np.int64)
+        hits = np.nonzero(_power_at(ns, threshold, true_rate, side, tail) >= power)[0]
+        if hits.size:
+            return int(ns[hits[0]])
+        start += block
+        block = min(block * 2, 1 << 17)
+    raise ValueError(
+        f"no test set of up to {MAX_CASES} cases reaches power {power} for a true rate of "
+        f"{true_rate} against a {side} of {threshold}"
+    )
 
-    Exact binomial scan over n (vectorised in blocks). Because pass counts are integers the
-    power is a sawtooth in n, not monotone: a few more cases than the answer can fall back
-    below ``power`` for a while. The answer is where the power *first* reaches ``power``.
+
+def cases_needed(
+    threshold: float,
+    true_rate: float,
+    *,
+    side: Side,
+    confidence: float,
+    power: float = 0.8,
+    stable: bool = True,
+) -> int:
+    """Smallest n from which a run with this true rate PASSes the rule with probability ≥ power.
+
+    Exact binomial scan over n. Because pass counts are integers the power is a sawtooth in n,
+    not monotone: after it first reaches ``power`` it can fall back below for a while (min 0.8,
+    true rate 0.88, 95%: 0.811 at 173 cases, below 0.8 again at 175–178 and 183–184, above for
+    good from 185). With ``stable=True`` (the default, and what sizing advice must use) the
+    answer is the n from which the power stays at or above ``power``: every n up to
+    4·n_first + 4/min(t, 1 − t) is checked exactly (over 6 thresholds × 6 distances × 4 powers
+    × both sides the power never dipped again beyond 1.6·n_first, the sawtooth's period being
+    about 1/min(t, 1 − t) cases). ``stable=False`` returns where it *first* reaches ``power``.
 
     ``true_rate`` must lie strictly on the passing side of the threshold (above it for
     ``min``, below it for ``max``); raises ValueError if no set of up to ten million cases
@@ -147,19 +176,16 @@ def cases_needed(threshold: float, true_rate: float, *, side: Side, confidence: 
         raise ValueError(f"true_rate must be above the min threshold, got {true_rate!r} <= {threshold!r}")
     if side == "max" and not true_rate < threshold:
         raise ValueError(f"true_rate must be below the max threshold, got {true_rate!r} >= {threshold!r}")
-    start = 1
-    block = 1024
-    while start <= MAX_CASES:
-        ns = np.arange(start, min(start + block, MAX_CASES + 1), dtype=np.int64)
-        hits = np.nonzero(_power_at(ns, threshold, true_rate, side, tail) >= power)[0]
-        if hits.size:
-            return int(ns[hits[0]])
-        start += block
-        block = min(block * 2, 1 << 17)
-    raise ValueError(
-        f"no test set of up to {MAX_CASES} cases reaches power {power} for a true rate of "
-        f"{true_rate} against a {side} of {threshold}"
-    )
+    first = _first_reaching(threshold, true_rate, side, tail, power)
+    if not stable:
+        return first
+    edge = min(threshold, 1.0 - threshold)
+    if edge <= 0.0:
+        return first  # min 0 or max 1: every run passes, the power is 1 for every n
+    horizon = min(int(4 * first + 4 / edge), MAX_CASES)
+    ns = np.arange(first, horizon + 1, dtype=np.int64)
+    below = np.nonzero(_power_at(ns, threshold, true_rate, side, tail) < power)[0]
+    return first if below.size == 0 else int(ns[below[-1]]) + 1
 
 
 def paired_mdd(n: int, *, psi: float = 0.117, confidence: float = 0.95, power: float = 0.8) -> float:

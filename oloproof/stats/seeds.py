@@ -18,8 +18,10 @@ Method (approximate, "crossed-anova-logit-t"):
   back-transformed, with p̂ clipped to [½/(nk), 1 − ½/(nk)] so the logit is finite.
 
 The guide's example (n = 350, seeds passing 300, 307, 310, 311, 316, about 8% of cases
-changing verdict between two seeds) gives 88.2% [83.2%, 91.9%]; its coverage in simulation at
-n = 300 is 97.6–99.7% for k = 5 (STATISTICS.md §3).
+changing verdict between two seeds) gives 88.2% [83.2%, 91.9%]. Coverage by regime
+(docs/statistics.md, benchmarks/seeds_coverage.py): 97.7–100% at k = 3; at k = 5 and 10,
+96–100% while seed-to-seed variation is small (as in the guide), but the lower bound errs about
+3–4% of the time (nominal 2.5%) when seed variation dominates (seed sd 0.5 on the logit scale).
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ class RecipeResult:
     ``seed_pass_rates[j]`` is seed j's pass rate over the cases it answered (``None`` if it
     answered none); ``seed_missing[j]`` how many cases it left unanswered.
     ``unstable_cases`` are the row indices whose answered outcomes differ across seeds;
-    ``incomplete_cases`` the rows with at least one missing output. ``anova_low`` is the ANOVA of
+    ``incomplete_cases`` the rows with at least one missing output. ``ceiling`` is the lower bound
+    of an all-pass n × k matrix: no matrix of this shape gets a higher lower bound (nor an upper
+    bound below 1 − ceiling), so a ``min`` above it can never be cleared with k seeds on n cases
+    (0.986 for 350 × 5, 0.881 for 38 × 5, 0.827 for 350 × 3 at 95%). ``anova_low`` is the ANOVA of
     Y with missing = 0 (it gives the lower bound), ``anova_high`` with missing = 1 (upper bound);
     they are equal when nothing is missing.
     """
@@ -72,6 +77,7 @@ class RecipeResult:
     interval: Interval
     n: int
     k: int
+    ceiling: float
     seed_pass_rates: tuple[float | None, ...]
     seed_missing: tuple[int, ...]
     unstable_cases: tuple[int, ...]
@@ -169,14 +175,18 @@ def recipe_interval(
     matrices yourself as ``Y_low`` and ``Y_high``; cells where they differ are the missing ones.)
 
     ``df="k-1"`` (default) uses t on k − 1 degrees of freedom; ``df="satterthwaite"`` uses the
-    Satterthwaite degrees of freedom of MS_case + MS_seed − MS_e (opt-in: about 30% narrower,
-    calibrated only at k ≥ 5 per STATISTICS.md §3).
+    Satterthwaite degrees of freedom of MS_case + MS_seed − MS_e (opt-in: 3–50% narrower, and its
+    one-sided error reaches 4–5% where seed variation dominates; docs/statistics.md).
 
     Raises ``ValueError`` if k < 2 or n < 2 (no ANOVA is possible; a caller should report
     INSUFFICIENT_EVIDENCE for k < 3 before calling) or if no output at all was observed.
     The result is approximate (``method="crossed-anova-logit-t"``). The estimate is the pass rate
     over answered cells. It always lies within the interval: if p̂ is 0 or 1 the corresponding
-    bound is widened to p̂ (the clipped logit would otherwise stop just short of it).
+    bound is 0 or 1 (the clipped logit would otherwise stop just short of it). No lower bound
+    exceeds that of the all-pass matrix (``ceiling``), so a perfect recipe never fares worse
+    than one with failures; the interval is otherwise *not* monotone in the outcomes (see
+    docs/statistics.md): one seed doing better can widen it, since the estimand is a new seed's
+    pass rate and seed-to-seed variation counts.
     """
     level = check_confidence(confidence)
     if df not in ("k-1", "satterthwaite"):
@@ -209,17 +219,26 @@ def recipe_interval(
     anova_high = anova_low
     if missing_mask.any():
         anova_high, _, high = _anova(y1, t_level, df)
+    # A perfect matrix must never get a lower bound below one with failures (issue 10: near
+    # p̂ = 1 the delta method on the logit scale widens faster than p̂ rises; 38 cases × 5 seeds
+    # gave 0.881 with no failure and 0.921 with one). Every lower bound is capped at the all-pass
+    # matrix's, every upper bound at the all-fail matrix's (1 − the same, by symmetry).
+    _, ceiling, _ = _anova(np.ones((n, k)), t_level, df)
+    low, high = min(low, ceiling), max(high, 1.0 - ceiling)
+    # At p̂ = 1 (or 0) the clipped logit stops just short of it: that bound is 1 (or 0) exactly.
+    if y1.min() == 1.0:
+        high = 1.0
+    if y0.max() == 0.0:
+        low = 0.0
 
     estimate = float(y0[answered].mean())
+    if not low <= estimate <= high:
+        raise ArithmeticError(
+            f"seeds interval [{low!r}, {high!r}] does not contain its estimate {estimate!r}; "
+            "this is a bug in oloproof, please report it with the matrix"
+        )
     method = "crossed-anova-logit-t" if df == "k-1" else "crossed-anova-logit-t-satterthwaite"
-    interval = Interval(
-        estimate=estimate,
-        low=min(low, estimate),
-        high=max(high, estimate),
-        level=level,
-        method=method,
-        approximate=True,
-    )
+    interval = Interval(estimate=estimate, low=low, high=high, level=level, method=method, approximate=True)
 
     seed_answered = answered.sum(axis=0)
     seed_passes = (y0 * answered).sum(axis=0)
@@ -234,6 +253,7 @@ def recipe_interval(
         interval=interval,
         n=n,
         k=k,
+        ceiling=ceiling,
         seed_pass_rates=seed_rates,
         seed_missing=tuple(int(v) for v in missing_mask.sum(axis=0)),
         unstable_cases=tuple(int(i) for i in unstable),

@@ -16,7 +16,7 @@ import pytest
 
 from oloproof.errors import ExitCode
 from oloproof.stats.binomial import clopper_pearson
-from oloproof.stats.bounded import bounded_mean_betting
+from oloproof.stats.bounded import bounded_mean_betting, order_seed
 from tests.conftest import FIXTURES, Project, config_error, report
 
 JUDGE = FIXTURES / "judge_system.py"
@@ -26,6 +26,11 @@ JUDGED_RULE = "  - {id: judged, criterion: judge_pass, min: 0.8}"
 
 def ids(indices: range | list[int]) -> list[str]:
     return [f"c{i:02d}" for i in indices]
+
+
+# A judge that agrees with people on 120 labelled cases, 12 of which people fail: enough fails
+# for even a perfect judge to show min_fail_agreement 0.7 (it needs 11: 0.025 ** (1/11) = 0.715).
+TRUSTED_SAYS = [True] * 108 + [False] * 12
 
 
 def judge_project(
@@ -61,43 +66,127 @@ def judge_project(
 
 
 def test_trusted_judge_passes_its_rule(project: Project) -> None:
-    # 40 labels, all agreed: Clopper-Pearson lower bound 0.025 ** (1/40) = 0.912 >= 0.8, so the
-    # judge is trusted; its grades 38/40 have lower bound 0.831 >= min 0.8.
-    says = [True] * 38 + [False] * 2
-    judge_project(project, says, dict(enumerate(says)))
+    # 120 labels, all agreed: Clopper-Pearson lower bound 0.025 ** (1/120) = 0.970 >= 0.8; on the
+    # 108 human passes 0.025 ** (1/108) = 0.966 and on the 12 human fails 0.025 ** (1/12) = 0.735,
+    # both >= 0.7, so the judge is trusted; its grades 108/120 have lower bound 0.832 >= min 0.8.
+    judge_project(project, TRUSTED_SAYS, dict(enumerate(TRUSTED_SAYS)))
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
     assert judge["trusted"] is True and judge["why"] == ""
-    assert judge["n_labels"] == 40 and judge["n_compared"] == 40
-    assert judge["agreement"] == 1.0 and judge["agreement_low"] == pytest.approx(0.025 ** (1 / 40))
+    assert judge["n_labels"] == 120 and judge["n_compared"] == 120
+    assert judge["agreement"] == 1.0 and judge["agreement_low"] == pytest.approx(0.025 ** (1 / 120))
+    assert judge["n_human_passed"] == 108 and judge["pass_agreement_low"] == pytest.approx(0.025 ** (1 / 108))
+    assert judge["n_human_failed"] == 12 and judge["fail_agreement_low"] == pytest.approx(0.025 ** (1 / 12))
+    assert judge["min_pass_agreement"] == judge["min_fail_agreement"] == 0.7  # the defaults
     assert judge["kappa"] == pytest.approx(1.0)
     rule = data["rules"][0]
     assert rule["verdict"] == "PASS" and rule["reasons"] == ["interval_clears_threshold"]
-    assert rule["passes"] == 38
-    assert data["criteria"]["judge_pass"]["failed_ids"] == ids([38, 39])
+    assert rule["passes"] == 108
+    assert data["criteria"]["judge_pass"]["failed_ids"] == ids(range(108, 120))
     assert code == ExitCode.PASS
 
 
 def test_trusted_judge_fails_its_rule(project: Project) -> None:
-    says = [True] * 10 + [False] * 30
+    says = [True] * 12 + [False] * 28
     judge_project(project, says, dict(enumerate(says)))
     code, data = report(project)
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
     rule = data["rules"][0]
     assert rule["verdict"] == "FAIL" and rule["reasons"] == ["interval_misses_threshold"]
-    assert rule["passes"] == 10
+    assert rule["passes"] == 12
     assert code == ExitCode.FAIL
 
 
-def test_judge_and_people_using_one_grade_throughout_leave_kappa_undefined(project: Project) -> None:
-    # Kappa is (p_o - p_e) / (1 - p_e) with p_e = 1 here: undefined, reported as null, while
-    # raw agreement (40/40) is still measured and trusts the judge.
+def test_judge_and_people_using_one_grade_throughout_leave_kappa_undefined_and_the_judge_untrusted(project: Project) -> None:
+    # Kappa is (p_o - p_e) / (1 - p_e) with p_e = 1 here: undefined, reported as null. Raw
+    # agreement (40/40) is still measured, but nothing shows the judge can fail a case.
     judge_project(project, [1] * 40, {i: 1 for i in range(40)})
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
-    assert judge["trusted"] is True and judge["agreement"] == 1.0
+    assert judge["agreement"] == 1.0
     assert judge["kappa"] is None and judge["kappa_low"] is None and judge["kappa_high"] is None
+    assert judge["n_human_failed"] == 0 and judge["fail_agreement"] is None and judge["more_human_failed_needed"] == 11
+    assert judge["trusted"] is False
+    assert judge["why"] == (
+        "only 0 of the 40 labelled cases are ones people failed; even a judge that fails every one of them needs 11 such "
+        "labels to show that it fails at least 70% of what people fail: label at least 11 more case(s) that people fail"
+    )
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_a_judge_that_always_says_pass_is_not_trusted(project: Project) -> None:
+    # Issue 10: people fail 10 of 200 labelled cases; a judge that passes everything agrees on
+    # 95% of them (kappa 0, lower bound 0.910 >= min_agreement 0.8 here) and would pass every
+    # release. On the 10 cases people failed it agrees on none.
+    humans = {i: i >= 10 for i in range(200)}
+    judge_project(project, [True] * 200, humans)
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["agreement"] == pytest.approx(0.95) and judge["agreement_low"] > 0.9
+    assert judge["kappa"] == pytest.approx(0.0, abs=1e-12)
+    assert judge["n_human_failed"] == 10 and judge["fail_agreement"] == 0.0
+    assert judge["fail_agreement_high"] == pytest.approx(clopper_pearson(0, 10, confidence=0.95).high)
+    assert judge["trusted"] is False
+    assert judge["why"] == (
+        "only 10 of the 200 labelled cases are ones people failed; even a judge that fails every one of them needs 11 such "
+        "labels to show that it fails at least 70% of what people fail: label at least 1 more case(s) that people fail"
+    )
+    assert data["rules"][0]["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_a_judge_that_always_says_pass_stays_untrusted_with_many_human_fails(project: Project) -> None:
+    # 40 of 400 labels failed by people: now there are enough to measure, and the judge fails
+    # none of them (0/40, upper bound 0.088).
+    humans = {i: i >= 40 for i in range(400)}
+    judge_project(project, [True] * 400, humans)
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["agreement"] == pytest.approx(0.9) and judge["trusted"] is False
+    assert "more_human_failed_needed" not in judge
+    assert judge["why"] == (
+        "judge fails 0 of the 40 labelled cases people failed (0.0%), but the lower bound 0.0% is below min_fail_agreement 70%"
+    )
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_a_judge_that_always_says_fail_is_not_trusted(project: Project) -> None:
+    # The mirror image: people pass 12 of 200 cases, the judge fails everything.
+    humans = {i: i < 12 for i in range(200)}
+    judge_project(project, [False] * 200, humans)
+    _, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["agreement"] == pytest.approx(0.94) and judge["trusted"] is False
+    assert judge["why"] == (
+        "judge passes 0 of the 12 labelled cases people passed (0.0%), but the lower bound 0.0% is below min_pass_agreement 70%"
+    )
+
+
+def test_class_agreement_thresholds_come_from_the_policy(project: Project) -> None:
+    # With min_fail_agreement 0.5 six human fails suffice for a judge that gets them all right
+    # (0.025 ** (1/6) = 0.541); at the default 0.7 they do not.
+    says = [True] * 60 + [False] * 6
+    judge_project(project, says, dict(enumerate(says)), rules="  - {id: judged, criterion: judge_pass, min: 0.7}")
+    _, data = report(project)
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["more_human_failed_needed"] == 5
+    policy = project.root / "release.yaml"
+    policy.write_text(policy.read_text().replace("min_labels: 20}", "min_labels: 20, min_fail_agreement: 0.5}"))
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert judge["min_fail_agreement"] == 0.5 and judge["trusted"] is True
     assert code == ExitCode.PASS
+
+
+@pytest.mark.parametrize("key", ["min_pass_agreement", "min_fail_agreement"])
+@pytest.mark.parametrize("value", ["0", "1.5", "'high'"])
+def test_class_agreement_keys_are_checked(
+    key: str, value: str, project: Project, run_cli: Callable[..., int],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge_project(project, [True] * 3, {0: True})
+    release = project.root / "release.yaml"
+    release.write_text(release.read_text().replace("min_labels: 20}", f"min_labels: 20, {key}: {value}}}"))
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert err.startswith("oloproof: error: release.yaml:") and f"policy.judges.{key}: " in err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +200,16 @@ def test_too_few_labels_make_the_judge_untrusted(project: Project) -> None:
     criterion = data["criteria"]["judge_pass"]
     judge = criterion["details"]["judge"]
     assert judge["trusted"] is False and judge["n_labels"] == 10 and judge["min_labels"] == 20
-    assert judge["why"] == "only 10 labelled case(s) compared; the policy needs at least 20 before a judge can be trusted"
+    # Every shortfall is named, joined by "; ": 10/10 has lower bound 0.025 ** (1/10) = 0.692,
+    # below min_agreement 0.8, and 10 human passes are too few to show 70%.
+    assert judge["why"] == (
+        "only 10 labelled case(s) compared; the policy needs at least 20 before a judge can be trusted; "
+        "judge agrees with people on 100.0% of 10 labelled cases, but the lower bound 69.2% is below min_agreement 80%; "
+        "only 10 of the 10 labelled cases are ones people passed; even a judge that passes every one of them needs 11 such "
+        "labels to show that it passes at least 70% of what people pass: label at least 1 more case(s) that people pass; "
+        "only 0 of the 10 labelled cases are ones people failed; even a judge that fails every one of them needs 11 such "
+        "labels to show that it fails at least 70% of what people fail: label at least 11 more case(s) that people fail"
+    )
     assert criterion["reasons"] == ["judge_untrusted"]
     rule = data["rules"][0]
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
@@ -138,9 +236,18 @@ def test_enough_labels_but_low_agreement_make_the_judge_untrusted(project: Proje
     assert judge["kappa"] == pytest.approx(7 / 15)
     assert -1 <= judge["kappa_low"] < 7 / 15 < judge["kappa_high"] <= 1
     assert judge["trusted"] is False
+    # On the 30 cases people passed the judge passes 26: lower bound 0.693 < 0.7; the 10 they
+    # failed are too few to show 70% at all.
+    on_passes = clopper_pearson(26, 30, confidence=0.95)
+    assert judge["pass_agreement"] == pytest.approx(26 / 30) and judge["pass_agreement_low"] == pytest.approx(on_passes.low)
+    assert judge["n_human_failed"] == 10 and judge["fail_agreement"] == pytest.approx(0.6)
     assert judge["why"] == (
         f"judge agrees with people on 80.0% of 40 labelled cases, but the lower bound {expected_agreement.low:.1%} "
-        "is below min_agreement 80%"
+        "is below min_agreement 80%; "
+        f"judge passes 26 of the 30 labelled cases people passed (86.7%), but the lower bound {on_passes.low:.1%} is below "
+        "min_pass_agreement 70%; "
+        "only 10 of the 40 labelled cases are ones people failed; even a judge that fails every one of them needs 11 such "
+        "labels to show that it fails at least 70% of what people fail: label at least 1 more case(s) that people fail"
     )
     rule = data["rules"][0]
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
@@ -278,7 +385,7 @@ def test_missing_labels_file_is_an_error(
 
 
 def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interval(project: Project) -> None:
-    says = [0.9, 0.95, 1.0, 0.85, 0.7, 0.2] * 10
+    says = [0.9, 0.95, 1.0, 0.85, 0.7, 0.2] * 12  # 12 cases people fail (0.2), as trust needs
     humans = {i: grade >= 0.5 for i, grade in enumerate(says)}
     judge_project(project, says, humans, rules="  - {id: judged, criterion: judge_pass, min: 0.6}")
     code, data = report(project)
@@ -286,7 +393,9 @@ def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interva
     assert criterion["kind"] == "score" and criterion["missing"] == 0
     assert criterion["details"]["judge"]["trusted"] is True
     rule = data["rules"][0]
-    reference = bounded_mean_betting(np.array(says), confidence=0.95)
+    seed = order_seed(data["testset"]["digest"])
+    assert rule["details"]["seed"] == seed and f"seed {seed})" in rule["sentence"]
+    reference = bounded_mean_betting(np.array(says), confidence=0.95, seed=seed)
     assert rule["interval"]["method"] == reference.method == "betting-wsr"
     assert rule["interval"]["approximate"] is False
     assert rule["interval"]["estimate"] == pytest.approx(np.mean(says))
@@ -295,22 +404,23 @@ def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interva
 
 
 def test_score_grades_with_missing_cases_count_them_against_the_lower_bound(project: Project) -> None:
-    # 30 graded (0.9, 0.7, ...) before the judge crashes, 10 missing. The 30 agree with people
-    # (30 >= min_labels 20, lower bound 0.025 ** (1/30) = 0.884 >= 0.8), so the judge is trusted,
-    # and the missing 10 count as 0 for the lower bound and 1 for the upper (SPEC §3.3), in
-    # their places in test-set order (the betting interval's validity rests on that order): the
-    # interval reaches below the answered mean 0.8 and above the all-missing-passed mean 0.85.
-    says = [0.9, 0.7] * 20
-    # Labels only for the 30 cases graded before the crash (an ungraded labelled case would
+    # 33 graded (0.9, 0.7, 0.1, ...) before the judge crashes, 9 missing. The 33 agree with people
+    # (33 >= min_labels 20, lower bound 0.025 ** (1/33) = 0.894 >= 0.8; 11 of them people fail,
+    # 0.025 ** (1/11) = 0.715 >= 0.7), so the judge is trusted, and the missing 9 count as 0 for
+    # the lower bound and 1 for the upper (SPEC §3.3): the interval reaches below the answered
+    # mean 0.567 and above the all-missing-passed mean 0.660.
+    says = [0.9, 0.7, 0.1] * 14
+    # Labels only for the 33 cases graded before the crash (an ungraded labelled case would
     # count as a disagreement; that is tested below).
-    judge_project(project, says, dict.fromkeys(range(30), True), judge_args=["--crash-after", "30"])
+    humans = {i: says[i] >= 0.5 for i in range(33)}
+    judge_project(project, says, humans, judge_args=["--crash-after", "33"], rules="  - {id: judged, criterion: judge_pass, min: 0.6}")
     code, data = report(project)
     assert data["criteria"]["judge_pass"]["kind"] == "score"
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
     rule = data["rules"][0]
-    assert rule["missing"] == 10 and {"judge_failed", "missing_outputs"} <= set(rule["reasons"])
+    assert rule["missing"] == 9 and {"judge_failed", "missing_outputs"} <= set(rule["reasons"])
     assert rule["interval"]["method"] == "betting-wsr" and rule["interval"]["approximate"] is False
-    assert rule["interval"]["low"] < 0.8 and rule["interval"]["high"] > 0.85
+    assert rule["interval"]["low"] < 0.567 and rule["interval"]["high"] > 0.66
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
 
 
@@ -348,8 +458,7 @@ def test_judge_is_run_from_the_release_directory(project: Project) -> None:
     # A relative labels path and a relative judge script both resolve next to release.yaml.
     (project.root / "judges").mkdir()
     (project.root / "judges" / "grade.py").write_text(JUDGE.read_text(), encoding="utf-8")
-    says = [True] * 40
-    judge_project(project, says, dict(enumerate(says)))
+    judge_project(project, TRUSTED_SAYS, dict(enumerate(TRUSTED_SAYS)))
     release = project.root / "release.yaml"
     release.write_text(release.read_text().replace(json.dumps(str(JUDGE)), '"judges/grade.py"'))
     code, data = report(project)

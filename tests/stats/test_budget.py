@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from oloproof.stats.budget import BUDGET_FORMULA, suggested_holdout_budget
+from oloproof.stats.budget import (
+    BUDGET_FORMULA,
+    NON_ADAPTIVE_CAVEAT,
+    spurious_gain_probability,
+    suggested_holdout_budget,
+)
 from oloproof.stats.resolution import paired_mdd
 
 
@@ -130,3 +135,55 @@ def test_properties(n: int, delta: float, psi: float, confidence: float, cap: in
                                     confidence=confidence, cap=cap).reads >= suggestion.reads
     assert suggested_holdout_budget(n, delta=delta, psi=min(1.0, psi * 1.2),
                                     confidence=confidence, cap=cap).reads <= suggestion.reads
+
+
+# --- what the budget does and does not protect (issue 10) ---------------------------------------
+
+
+def _steered_by_hand(n: int, reads: int, delta: float, psi: float, trials: int, rng: np.random.Generator) -> list[int]:
+    """Greedy tuning with no real improvement, written as a plain loop (independent of the module).
+
+    Each read compares a change with the current best: they disagree on Binomial(n, psi) cases,
+    each as likely to favour either; the change is kept if its holdout score is higher. Returns,
+    per read count, how many runs show a kept gain of delta or more over the baseline.
+    """
+    hits = [0] * reads
+    for _ in range(trials):
+        gain = 0
+        for r in range(reads):
+            disagree = int(rng.binomial(n, psi))
+            net = 2 * int(rng.binomial(disagree, 0.5)) - disagree
+            gain += max(net, 0)
+            hits[r] += gain >= delta * n - 1e-9
+    return hits
+
+
+def test_planned_reads_within_the_budget_stay_within_alpha() -> None:
+    # n = 120, delta 9.5 points, psi 0.12: the suggested budget is 18 reads; after 18 planned
+    # reads the chance of a spurious gain >= delta is at most alpha = 0.05 (simulated: 0.024).
+    budget = suggested_holdout_budget(120, delta=0.095, psi=0.12)
+    assert budget.reads == 18
+    trials = 20_000
+    after = spurious_gain_probability(120, budget.reads, delta=0.095, psi=0.12, adaptive=False, trials=trials)
+    hits = round(after[-1] * trials)
+    assert stats.binomtest(hits, trials, 0.05, alternative="greater").pvalue > 0.01
+    assert after == sorted(after)  # more reads, more chances
+
+
+@pytest.mark.parametrize(("reads", "documented"), [(5, 0.20), (10, 0.67), (18, 0.96)])
+def test_reads_that_steer_tuning_are_not_protected(reads: int, documented: float) -> None:
+    # STATISTICS.md §6 and NON_ADAPTIVE_CAVEAT: 0.20, 0.67, 0.96 after 5, 10, 18 steering reads.
+    # Checked against an independent loop with another seed (binomial test on its count).
+    trials = 3000
+    hits = _steered_by_hand(120, reads, 0.095, 0.12, trials, np.random.default_rng(reads))[-1]
+    assert stats.binomtest(hits, trials, documented).pvalue > 0.001
+    simulated = spurious_gain_probability(120, reads, delta=0.095, psi=0.12, adaptive=True)[-1]
+    assert round(simulated, 2) == documented
+    assert f"{documented:.2f} after {reads}" in NON_ADAPTIVE_CAVEAT
+
+
+def test_spurious_gain_probability_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="reads must be >= 1"):
+        spurious_gain_probability(120, 0, delta=0.1, adaptive=True)
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\]"):
+        spurious_gain_probability(120, 5, delta=0.0, adaptive=True)

@@ -79,25 +79,45 @@ def test_distance_is_where_the_pass_probability_reaches_power_by_simulation() ->
 def test_cases_needed_for_the_section_7_example() -> None:
     """min 0.80, true 0.88, 95% two-sided, 80% power.
 
-    STATISTICS.md §7 says 143 cases; the exact Clopper–Pearson search gives 173. Reference
-    by brute force below: for each n, the smallest passing count x* from scipy's beta quantile,
-    then P(X ≥ x* | 0.88). Power first reaches 0.8 at n = 173 (0.811), falls back below it at
-    175–178 and 182–184 (binomial sawtooth) and stays above from n = 185. At n = 143 the power
-    is 0.733. No variant we tried gives 143: one-sided 5% (90% two-sided) first reaches 0.8 at
-    135 (stably from 153), Wilson 95% at 166, Jeffreys at 158, mid-p at 158, normal
-    approximations 130–196. The §7 figure is therefore not reproduced; the exact answer is
-    pinned here.
+    Reference by brute force below: for each n, the smallest passing count x* from scipy's beta
+    quantile, then P(X ≥ x* | 0.88). Power first reaches 0.8 at n = 173 (0.811), falls back
+    below it at 175–178 and 183–184 (binomial sawtooth) and stays above from n = 185 (checked to
+    n = 1000 here). Sizing advice must use 185: a set of 175 cases has less than 80% power.
+    (STATISTICS.md §7 once said 143, where the power is 0.733; no variant we tried gives 143.)
     """
     assert _pass_probability_by_enumeration(143, 0.8, 0.88) == pytest.approx(0.733, abs=5e-4)
-    first = next(n for n in range(17, 400) if _pass_probability_by_enumeration(n, 0.8, 0.88) >= 0.8)
+    power = {n: _pass_probability_by_enumeration(n, 0.8, 0.88) for n in range(17, 1001)}
+    first = next(n for n in power if power[n] >= 0.8)
+    below_after_first = [n for n in power if n > first and power[n] < 0.8]
     assert first == 173
-    assert cases_needed(0.8, 0.88, side="min", confidence=0.95) == first
-    assert cases_needed(0.2, 0.12, side="max", confidence=0.95) == first
+    assert below_after_first == [175, 176, 177, 178, 183, 184]
+    stable = below_after_first[-1] + 1
+    assert stable == 185
+    assert cases_needed(0.8, 0.88, side="min", confidence=0.95) == stable
+    assert cases_needed(0.2, 0.12, side="max", confidence=0.95) == stable
+    assert cases_needed(0.8, 0.88, side="min", confidence=0.95, stable=False) == first
+    assert cases_needed(0.2, 0.12, side="max", confidence=0.95, stable=False) == first
     # Consistency with detectable_distance: 0.08 is first reachable at n = 173.
     d_173 = detectable_distance(173, 0.8, side="min", confidence=0.95)
     d_172 = detectable_distance(172, 0.8, side="min", confidence=0.95)
-    assert d_173 is not None and d_172 is not None
-    assert d_173 <= 0.08 < d_172
+    d_176 = detectable_distance(176, 0.8, side="min", confidence=0.95)
+    assert d_173 is not None and d_172 is not None and d_176 is not None
+    assert d_173 <= 0.08 < d_172 and d_176 > 0.08
+
+
+@pytest.mark.parametrize(
+    ("threshold", "rate", "side", "power"),
+    [(0.9, 0.95, "min", 0.8), (0.7, 0.75, "min", 0.9), (0.99, 0.999, "min", 0.8), (0.05, 0.02, "max", 0.8), (0.3, 0.2, "max", 0.5)],
+)
+def test_stable_cases_needed_never_dips_below_power_afterwards(threshold: float, rate: float, side: str, power: float) -> None:
+    from oloproof.stats.resolution import _power_at
+
+    stable = cases_needed(threshold, rate, side=side, confidence=0.95, power=power)  # type: ignore[arg-type]
+    first = cases_needed(threshold, rate, side=side, confidence=0.95, power=power, stable=False)  # type: ignore[arg-type]
+    ns = np.arange(1, 10 * stable + 200)
+    reached = _power_at(ns, threshold, rate, side, 0.025) >= power  # type: ignore[arg-type]
+    assert reached[stable - 1:].all() and not reached[stable - 2]
+    assert first <= stable and reached[first - 1] and not reached[: first - 1].any()
 
 
 def test_cases_needed_for_a_perfect_model_is_min_cases_to_pass() -> None:
