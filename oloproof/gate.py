@@ -26,7 +26,7 @@ from oloproof.leakage.check import LeakageCheck
 from oloproof.metamorphic.variants import LIMITATIONS as METAMORPHIC_LIMITATIONS
 from oloproof.metamorphic.variants import VariantProvider
 from oloproof.policy import Policy, Rule
-from oloproof.result import LIMITATIONS, GateResult, RuleResult
+from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import execute, find_reusable, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
@@ -54,12 +54,17 @@ def run_gate(
     rerun: bool = False,
     quiet: bool = True,
     on_batch: Callable[[int, int], None] | None = None,
+    store: RunStore | None = None,
+    reports_before: tuple[CheckReport, ...] = (),
 ) -> GateResult:
+    """Gate ``release``. ``store``: the runs to use (the action passes one that admits only what a
+    pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
+    join the prechecks (a blocking one blocks every rule)."""
     testset = load_dev_testset(release)
-    store = RunStore(release.base_dir)
+    store = store if store is not None else RunStore(release.base_dir)
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet)
     checks = registry()
-    reports = tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
+    reports = reports_before + tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def result(

@@ -23,6 +23,15 @@ def git_output(cwd: Path, *args: str, timeout_s: float = GIT_TIMEOUT_S) -> str |
     return out if proc.returncode == 0 and out else None
 
 
+def git_bytes(cwd: Path, *args: str, timeout_s: float = GIT_TIMEOUT_S) -> bytes | None:
+    """``git ARGS`` run in ``cwd``: its stdout as bytes (a file's content, a -z listing), or None."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def local_identity(base_dir: Path, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(who, commit) of a change made from this machine: ``git config user.name``, else $USER
     ($USERNAME), else "unknown"; HEAD of the repository holding ``base_dir`` (12 hex digits), else

@@ -1,8 +1,8 @@
 """GitHub Actions, from inside the action's container: the only module that reads ``GITHUB_*``.
 
 It reads the runner's environment and the triggering event's payload, writes the file
-commands (``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``), trusts the workspace for git, and
-talks to the Checks API with the standard library (no new dependency).
+commands (``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``) and trusts the workspace for git. The
+Checks API client is ``checks_api``.
 
 Facts it relies on (../shared/notes/github-actions.md, checked against the runner's code):
 
@@ -17,26 +17,16 @@ Facts it relies on (../shared/notes/github-actions.md, checked against the runne
 
 from __future__ import annotations
 
-import http.client
-import ipaddress
 import json
 import os
 import secrets
 import shutil
 import subprocess
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oloproof import __version__
-
-API_BATCH = 50  # annotations per Checks API request (GitHub's limit)
-API_TEXT_LIMIT = 65535  # characters in output.title, output.summary, output.text
-API_TIMEOUT_S = 30.0
 # Events whose payload carries ``pull_request`` (with ``head.sha``): GITHUB_SHA is not the PR's head.
 PULL_REQUEST_EVENTS = frozenset(
     {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
@@ -293,178 +283,3 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
 
 
 # ---------------------------------------------------------------- Checks API
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckRunRequest:
-    """What to publish as a check run; ``annotations`` are Checks API annotation objects."""
-
-    name: str
-    head_sha: str
-    conclusion: str  # success | failure | neutral
-    title: str
-    summary: str
-    annotations: Sequence[Mapping[str, Any]] = ()
-    details_url: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckRunOutcome:
-    created: bool
-    check_run_id: int | None = None
-    html_url: str | None = None
-    skipped: str | None = None  # why no check run was made (a sentence for a notice)
-    status: int | None = None  # HTTP status of the failed call, if any
-    requests: int = 0
-    details: list[str] = field(default_factory=list)
-
-
-class ChecksClient:
-    """A minimal Checks API client over urllib.
-
-    The token only travels over HTTPS, or plain HTTP to a loopback address (the tests' fake
-    server); redirects are refused rather than followed, so the Authorization header never
-    reaches another host.
-    """
-
-    def __init__(self, api_url: str, token: str, repository: str, *, timeout_s: float = API_TIMEOUT_S) -> None:
-        parsed = urllib.parse.urlsplit(api_url)
-        if parsed.scheme not in ("https", "http") or not parsed.hostname:
-            raise GitHubApiError(None, f"GITHUB_API_URL {api_url!r} is not an http(s) URL")
-        loopback = _is_loopback(parsed.hostname)
-        if parsed.scheme == "http" and not loopback:
-            raise GitHubApiError(None, f"GITHUB_API_URL {api_url!r}: refusing to send a token over plain HTTP")
-        if "/" not in repository:
-            raise GitHubApiError(None, f"GITHUB_REPOSITORY {repository!r} is not owner/name")
-        self.base = api_url.rstrip("/")
-        self.token = token
-        self.repository = repository
-        self.timeout_s = timeout_s
-        handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
-        if loopback:
-            handlers.append(urllib.request.ProxyHandler({}))  # never route the loopback server via a proxy
-        self._opener = urllib.request.build_opener(*handlers)
-
-    def _request(self, method: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        request = urllib.request.Request(
-            f"{self.base}{path}",
-            data=data,
-            method=method,
-            headers={
-                "Accept": "application/vnd.github+json",
-                "Authorization": f"Bearer {self.token}",
-                "Content-Type": "application/json; charset=utf-8",
-                "User-Agent": f"oloproof-action/{__version__}",
-                "X-GitHub-Api-Version": "2022-11-28",
-            },
-        )
-        # No message below quotes an exception raised while sending: http.client's texts can hold
-        # header values ("Invalid header value b'Bearer ...'"), and the messages end up in
-        # annotations, the job summary and the check run.
-        try:
-            with self._opener.open(request, timeout=self.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            raise GitHubApiError(exc.code, _error_message(exc)) from None
-        except urllib.error.URLError as exc:  # DNS, refused connections, TLS: socket-level texts
-            raise GitHubApiError(None, f"cannot reach {self.base}: {self._redact(str(exc.reason))}") from None
-        except http.client.HTTPException as exc:  # garbage status line, a body shorter than its Content-Length, ...
-            raise GitHubApiError(
-                None, f"{method} {path}: the answer is not valid HTTP ({type(exc).__name__})"
-            ) from None
-        except ValueError as exc:  # e.g. a header value http.client refuses; its text may quote the value
-            raise GitHubApiError(
-                None, f"{method} {path}: the request could not be sent ({type(exc).__name__})"
-            ) from None
-        except OSError as exc:  # timeouts, resets after the connection was made
-            raise GitHubApiError(
-                None, f"{method} {path}: the connection failed ({exc.strerror or type(exc).__name__})"
-            ) from None
-        try:
-            parsed = json.loads(raw or b"{}")
-        except ValueError:  # not JSON, or not UTF-8
-            raise GitHubApiError(None, f"{method} {path}: the answer is not JSON") from None
-        return parsed if isinstance(parsed, dict) else {}
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
-
-    def create_check_run(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self._request("POST", f"/repos/{self.repository}/check-runs", body)
-
-    def update_check_run(self, check_run_id: int, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self._request("PATCH", f"/repos/{self.repository}/check-runs/{check_run_id}", body)
-
-
-def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRunOutcome:
-    """Create a completed check run; annotations beyond the first 50 follow in PATCHes of 50.
-
-    Never raises for an API failure: the outcome says what happened, so the caller can fall
-    back to the job summary and workflow-command annotations.
-    """
-    title = request.title[:API_TEXT_LIMIT]
-    summary = request.summary[:API_TEXT_LIMIT]
-    batches = [list(request.annotations[i : i + API_BATCH]) for i in range(0, len(request.annotations), API_BATCH)] or [
-        []
-    ]
-    body: dict[str, Any] = {
-        "name": request.name,
-        "head_sha": request.head_sha,
-        "status": "completed",
-        "conclusion": request.conclusion,
-        "output": {"title": title, "summary": summary, "annotations": batches[0]},
-    }
-    if request.details_url:
-        body["details_url"] = request.details_url
-    sent = 0
-    try:
-        created = client.create_check_run(body)
-        sent += 1
-        check_run_id = created.get("id")
-        if not isinstance(check_run_id, int):
-            return CheckRunOutcome(
-                created=False, skipped="the Checks API answered without a check run id", requests=sent
-            )
-        for batch in batches[1:]:
-            client.update_check_run(
-                check_run_id, {"output": {"title": title, "summary": summary, "annotations": batch}}
-            )
-            sent += 1
-    except GitHubApiError as exc:
-        if exc.status == 403:
-            why = (
-                f"the token may not create check runs ({exc.message}); grant `permissions: checks: write` "
-                "(fork PRs always get a read-only token)"
-            )
-        else:
-            why = f"the Checks API call failed ({exc})"
-        partial = " after the check run was created (some annotations are missing from it)" if sent else ""
-        return CheckRunOutcome(created=sent > 0, skipped=why + partial, status=exc.status, requests=sent)
-    url = created.get("html_url")
-    return CheckRunOutcome(
-        created=True, check_run_id=check_run_id, html_url=url if isinstance(url, str) else None, requests=sent
-    )
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} refused", headers, fp)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _error_message(exc: urllib.error.HTTPError) -> str:
-    try:
-        body = json.loads(exc.read() or b"{}")
-    except (OSError, ValueError, http.client.HTTPException):  # not JSON, or cut short
-        body = {}
-    message = body.get("message") if isinstance(body, dict) else None
-    return str(message) if message else str(exc.reason)

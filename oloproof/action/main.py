@@ -34,6 +34,7 @@ from oloproof.action.github import ActionEnv, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
 from oloproof.action.publish import internal_error, publish, report_error, report_input_error
 from oloproof.action.session import Session, chown_written
+from oloproof.action.trust import base_trust, pull_request_base, trust_report
 from oloproof.checks import GateContext
 from oloproof.config import Release, load_release
 from oloproof.errors import ConfigError, ExitCode, OloproofError
@@ -140,10 +141,17 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
         check_report_paths([report, report.with_suffix(".md")], inputs=release.input_files(session.environ))
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
+    store = RunStore(release.base_dir)
+    before: tuple[CheckReport, ...] = ()
+    base_sha = pull_request_base(env)
+    if base_sha is not None:  # a pull request: trust what its base branch holds, nothing it adds
+        trust = base_trust(release, base_sha)
+        store.admit = trust.admit(store)
+        before = (trust_report(release, trust),)
     run_ref = None
-    if inputs.outputs is not None:
-        run_ref = _import_outputs(session, release, inputs.outputs)
-    result = run_gate(release, run_ref=run_ref, quiet=True)
+    if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere
+        run_ref = _import_outputs(session, release, inputs.outputs, store)
+    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before)
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.
@@ -151,12 +159,10 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     return result
 
 
-def _import_outputs(session: Session, release: Release, outputs: Path) -> str:
+def _import_outputs(session: Session, release: Release, outputs: Path, store: RunStore) -> str:
     testset = load_dev_testset(release)
     shown = os.path.relpath(outputs)
-    record, _ = import_outputs(
-        release, testset, RunStore(release.base_dir), outputs, version=release.system.version, shown=shown
-    )
+    record, _ = import_outputs(release, testset, store, outputs, version=release.system.version, shown=shown)
     session.say(
         f"imported {record.n_outputs}/{record.n_cases} outputs from {shown} as run {record.run_id} of "
         f"{release.system.version}"

@@ -8,14 +8,8 @@ import sys
 import traceback
 
 from oloproof import __version__
-from oloproof.action.github import (
-    CheckRunRequest,
-    ChecksClient,
-    GitHubApiError,
-    append_summary,
-    publish_check_run,
-    write_outputs,
-)
+from oloproof.action.checks_api import CheckRunRequest, ChecksClient, publish_check_run
+from oloproof.action.github import GitHubApiError, append_summary, write_outputs
 from oloproof.action.inputs import InputError, Inputs
 from oloproof.action.session import Session
 from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError
@@ -106,7 +100,7 @@ def check_run(session: Session, inputs: Inputs, result: GateResult, found: list[
         details_url=env.run_url,
     )
     try:
-        client = ChecksClient(env.api_url, inputs.github_token, env.repository)
+        client = ChecksClient(env.api_url, inputs.github_token, env.repository, deadline=session.start_publishing())
     except GitHubApiError as exc:
         return f"no check run: {exc.message}"
     outcome = publish_check_run(client, request)
@@ -170,7 +164,9 @@ def report_error(session: Session, inputs: Inputs | None, exc: OloproofError) ->
     note = blocked or None
     if blocked is None and inputs is not None:
         try:
-            client = ChecksClient(session.env.api_url, inputs.github_token, session.env.repository)
+            client = ChecksClient(
+                session.env.api_url, inputs.github_token, session.env.repository, deadline=session.start_publishing()
+            )
         except GitHubApiError as api_error:
             note = f"no check run: {api_error.message}"
         else:

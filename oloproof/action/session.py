@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from oloproof.action.checks_api import PUBLISH_DEADLINE_S
 from oloproof.action.github import ActionEnv
 from oloproof.action.inputs import input_env_name
 from oloproof.files import atomic_write_text
@@ -33,9 +34,18 @@ class Session:
     out: TextIO
     environ: Mapping[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    # time.monotonic() by which every GitHub API call of this run must be done: set when publishing
+    # starts (the gate itself may run for as long as the system takes)
+    api_deadline: float | None = None
     written: list[Path] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # never shown: redacted from every message
     shown: dict[ann.Level, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "notice": 0})
+
+    def start_publishing(self) -> float:
+        """The deadline of every API call from now on (the first call fixes it)."""
+        if self.api_deadline is None:
+            self.api_deadline = time.monotonic() + PUBLISH_DEADLINE_S
+        return self.api_deadline
 
     def print(self, text: str = "") -> None:
         """Write text the action made itself (workflow commands, protected blocks) as it is."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +45,7 @@ class FakeGitHub:
     fail_message: str = "Resource not accessible by integration"
     fail_after: int | None = None  # fail only from this request number (0-based) on
     raw_reply: bytes | None = None  # sent as it is instead of an HTTP answer (a broken server or proxy)
+    drip_s: float | None = None  # send the answer one byte every drip_s seconds (a server that never finishes)
     url: str = ""
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]]:
@@ -73,6 +75,17 @@ def fake_github() -> Iterator[FakeGitHub]:
                 self.close_connection = True
                 return
             data = json.dumps(answer).encode()
+            if fake.drip_s is not None:
+                head = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                try:
+                    for byte in head.encode() + data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(fake.drip_s)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

@@ -119,7 +119,8 @@ def test_an_error_inside_the_internal_error_report_still_exits_70(action: Action
 
 
 def test_the_checks_client_turns_every_transport_failure_into_its_api_error(fake_github: FakeGitHub) -> None:
-    from oloproof.action.github import ChecksClient, GitHubApiError
+    from oloproof.action.checks_api import ChecksClient
+    from oloproof.action.github import GitHubApiError
 
     for reply in BROKEN_REPLIES.values():
         fake_github.raw_reply = reply

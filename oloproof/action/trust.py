@@ -1,0 +1,203 @@
+"""In a pull request, trust comes from the protected branch.
+
+A pull request can put anything under ``.oloproof/``: a run imported under the declared version,
+a failed run edited to "ok", a baseline that never existed, a shortened READS.log. Seals catch
+hand edits, but anyone can compute a seal. So in a pull request the action trusts only what the
+pull request's *base* commit already holds, byte for byte:
+
+- a stored run is used (reused, as a baseline, as a seed checkpoint) only when its ``run.json`` is
+  identical to the one at the base commit (its outputs are then checked against the digest in it);
+  the runs a pull request adds never stand in for running the declared system;
+- every holdout log and the repository's holdout register must extend their version at the base
+  commit (a rewritten or shortened one is BLOCKED);
+- a leakage record the pull request adds or changes is an attestation by its author (the training
+  data is not in CI to check it again); it is said so in the summary and an annotation.
+
+The base commit is fetched when the checkout does not hold it (``actions/checkout`` fetches one
+commit by default). When it cannot be had, nothing stored is trusted and a holdout log cannot be
+verified: BLOCKED, saying how to fix the checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oloproof.action.github import ActionEnv
+from oloproof.config import Release
+from oloproof.files import STORE_DIR
+from oloproof.holdout.registry import register_path, repository_root
+from oloproof.holdout.verify import verify
+from oloproof.result import CheckReport
+from oloproof.runstore import RunRecord, RunStore
+from oloproof.vcs import git_bytes, git_output
+from oloproof.verdicts import Verdict
+
+FETCH_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaseTrust:
+    """What the pull request's base commit holds, for the gate to trust."""
+
+    base_sha: str
+    available: bool  # the base commit could be read
+    runs: dict[str, str] = field(default_factory=dict)  # run id -> git blob id of its run.json at the base
+    problems: tuple[str, ...] = ()
+    object_format: str = "sha1"  # the repository's hash for object ids (sha1, or sha256)
+
+    def admit(self, store: RunStore) -> Callable[[RunRecord], str | None]:
+        """A ``RunStore.admit``: a run is usable only when the base commit holds it unchanged."""
+
+        def admitted(record: RunRecord) -> str | None:
+            if not self.available:
+                return (
+                    f"the pull request's base commit {self.base_sha[:12]} cannot be read, so no stored run is trusted"
+                )
+            base_blob = self.runs.get(record.run_id)
+            if base_blob is None:
+                return "added by this pull request (only runs on the base branch are trusted in a pull request)"
+            try:
+                current = _blob_id((store.runs_dir / record.run_id / "run.json").read_bytes(), self.object_format)
+            except OSError:
+                return "its run.json cannot be read"
+            if current != base_blob:
+                return "changed by this pull request (its run.json differs from the base branch's)"
+            return None
+
+        return admitted
+
+
+def pull_request_base(env: ActionEnv) -> str | None:
+    """The base commit of the pull request this run is for, or None when it is not for one."""
+    pr = env.pull_request
+    if pr is None:
+        return None
+    base = pr.get("base")
+    sha = base.get("sha") if isinstance(base, dict) else None
+    return sha if isinstance(sha, str) and sha else ""
+
+
+def base_trust(release: Release, base_sha: str) -> BaseTrust:
+    """Read (fetching it if needed) what the base commit holds of this project's evidence."""
+    root = release.base_dir
+    if not base_sha or not _has_commit(root, base_sha):
+        return BaseTrust(
+            base_sha=base_sha,
+            available=False,
+            problems=(
+                f"the pull request's base commit {base_sha[:12] or '(not named by the event)'} is not in the checkout "
+                "and could not be fetched: use actions/checkout with fetch-depth: 0 (or give the job contents: read)",
+            ),
+        )
+    runs_dir = root / STORE_DIR / "runs"
+    prefix = _repo_path(root, runs_dir)
+    listing = git_bytes(root, "ls-tree", "-r", "-z", base_sha, "--", prefix + "/") or b""
+    runs: dict[str, str] = {}
+    for item in listing.split(b"\0"):
+        if not item:
+            continue
+        meta, _, name = item.partition(b"\t")
+        parts = meta.split()
+        path = name.decode("utf-8", "replace")
+        if len(parts) == 3 and parts[1] == b"blob" and path.endswith("/run.json"):
+            runs[path.rsplit("/", 2)[-2]] = parts[2].decode()
+    object_format = git_output(root, "rev-parse", "--show-object-format") or "sha1"
+    return BaseTrust(base_sha=base_sha, available=True, runs=runs, object_format=object_format)
+
+
+def append_only_problems(release: Release, trust: BaseTrust) -> list[str]:
+    """Every holdout log and the holdout register must extend their version at the base commit."""
+    paths: list[tuple[Path, str, bool]] = []
+    if release.holdout is not None:
+        paths.append((release.resolve(release.holdout.log), release.holdout.log, True))
+    root = repository_root(release.base_dir)
+    paths.append((register_path(root), f"{STORE_DIR}/holdouts.jsonl", False))
+    problems: list[str] = []
+    for path, shown, is_log in paths:
+        if not trust.available:
+            if path.exists():
+                problems.append(f"{shown} cannot be checked against the base branch: {trust.problems[0]}")
+            continue
+        old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, path)}")
+        if old is None:
+            continue  # not on the base branch: anything now is an addition
+        kept = old[: verify(old, shown=shown).append_offset] if is_log else old
+        try:
+            current = path.read_bytes()
+        except OSError:
+            current = b""
+        if not current.startswith(kept):
+            problems.append(
+                f"{shown} is not an extension of its version on the base branch ({trust.base_sha[:12]}): entries were "
+                "changed or removed in this pull request (the log and the register are append-only)"
+            )
+    return problems
+
+
+def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
+    """The gate's row for the pull request's evidence: BLOCKED when a log was rewritten."""
+    problems = append_only_problems(release, trust)
+    leakage = _changed_leakage_records(release, trust)
+    lines = [*trust.problems, *leakage]
+    status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
+    if problems:
+        return CheckReport(
+            name="pull-request",
+            title="Pull request evidence",
+            status="a holdout log or register was rewritten",
+            verdict=Verdict.BLOCKED,
+            reasons=("holdout_log_tampered",),
+            blocks=True,
+            sentence="; ".join(problems) + ".",
+            lines=tuple(lines),
+            source=release.path,
+        )
+    return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
+
+
+def _changed_leakage_records(release: Release, trust: BaseTrust) -> list[str]:
+    folder = release.base_dir / STORE_DIR / "evidence" / "leakage"
+    if not folder.is_dir() or not trust.available:
+        return []
+    out: list[str] = []
+    for path in sorted(folder.glob("*.json")):
+        old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, path)}")
+        if old is None or old != path.read_bytes():
+            out.append(
+                f"the leakage record {path.relative_to(release.base_dir).as_posix()} is "
+                f"{'added' if old is None else 'changed'} by this pull request: it attests a check of training data "
+                "CI cannot see, on its author's word (review it as you would code)"
+            )
+    return out
+
+
+def _has_commit(cwd: Path, sha: str) -> bool:
+    if _exists(cwd, sha):
+        return True
+    git_output(cwd, "fetch", "--no-tags", "--depth=1", "origin", sha, timeout_s=FETCH_TIMEOUT_S)
+    return _exists(cwd, sha)
+
+
+def _exists(cwd: Path, sha: str) -> bool:
+    return git_output(cwd, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}") is not None
+
+
+def _repo_path(cwd: Path, path: Path) -> str:
+    top = git_output(cwd, "rev-parse", "--show-toplevel")
+    base = Path(top).resolve() if top else cwd.resolve()
+    try:
+        return Path(os.path.realpath(path)).relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _blob_id(data: bytes, object_format: str = "sha1") -> str:
+    """git's id of a blob holding ``data`` (what ``git ls-tree`` lists), without running git."""
+    header = b"blob %d\0" % len(data)
+    if object_format == "sha256":
+        return hashlib.sha256(header + data).hexdigest()
+    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
