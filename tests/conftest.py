@@ -47,12 +47,17 @@ class Project:
         policy_extra: str = "",
         evaluators: str = "  - {type: label_match, field: label}",
         version: str = "v1",
+        command: str | None = "",
     ) -> Project:
+        """``command``: "" for the echo system (with ``system_args``), None for no command
+        (imported outputs only), or the command line itself."""
         if cases is not None:
             write_cases(self.root / "data" / "test.jsonl", cases)
-        command = json.dumps([sys.executable, str(ECHO), *system_args.split()])
+        if command == "":
+            command = json.dumps([sys.executable, str(ECHO), *system_args.split()])
+        command_line = f"  command: {command}\n" if command is not None else ""
         (self.root / "release.yaml").write_text(
-            f"system:\n  version: {version}\n  command: {command}\n  timeout_s: 20\n"
+            f"system:\n  version: {version}\n{command_line}  timeout_s: 20\n"
             f"testset:\n  cases: data/test.jsonl\n"
             f"evaluators:\n{evaluators}\n"
             f"policy:\n  confidence: 0.95\n{policy_extra}  rules:\n{rules}\n"

@@ -19,8 +19,9 @@ from oloproof.holdout.cases import HoldoutUnavailable, holdout_spec, load_holdou
 from oloproof.holdout.log import BudgetEntry, LogError, LogState, RepairEntry, Witness, entry_json, printable, short
 from oloproof.holdout.read import check_reason, utc_now
 from oloproof.holdout.records import RECORDS_DIR, load_outcome_records, relative
+from oloproof.holdout.registry import register_path, repository_root
 from oloproof.holdout.verify import verify
-from oloproof.vcs import git_output
+from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -120,6 +121,25 @@ def _history_problem(release: Release, ref: str, current: bytes | None) -> str |
     return f"the log at {ref} is not a prefix of the log now: entries were changed or removed since {ref}"
 
 
+def _register_history_problem(release: Release, ref: str) -> str | None:
+    """The repository's holdout register must also only have grown since ``ref``."""
+    root = repository_root(release.base_dir)
+    path = register_path(root)
+    try:
+        relative = path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+    old = git_bytes(root, "show", f"{ref}:{relative}")
+    if old is None:
+        return None  # not committed at ref: anything since is an addition
+    current = path.read_bytes() if path.exists() else b""
+    if current.startswith(old):
+        return None
+    return (
+        f"the holdout register {relative} at {ref} is not a prefix of the register now: reads were removed since {ref}"
+    )
+
+
 def holdout_status(
     release: Release,
     *,
@@ -165,7 +185,7 @@ def holdout_status(
             f"no outcome record for read(s) {', '.join(map(str, missing_records))} under {'/'.join(RECORDS_DIR)}/: "
             "paired comparisons cannot use them (commit .oloproof/holdout/ with the log)"
         )
-    history = _history_problem(release, since, data) if since else None
+    history = (_history_problem(release, since, data) or _register_history_problem(release, since)) if since else None
     return HoldoutStatus(
         log=spec.log,
         state=state,
