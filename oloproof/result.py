@@ -37,6 +37,7 @@ def interval_json(interval: Interval | None) -> dict[str, Any] | None:
         "level": interval.level,
         "method": interval.method,
         "approximate": interval.approximate,
+        "seed": interval.seed,
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oloproof.holdout.log import entry_score, interval_words, printable, short
+from oloproof.stats.budget import NON_ADAPTIVE_CAVEAT
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -96,6 +97,7 @@ def status_items(status: HoldoutStatus) -> list[str | Table]:
         s = budget.suggestion
         out.append(f"suggested budget: {s.reads} reads for {s.n} cases (STATISTICS.md §6)")
         out.append(f"  {s.explanation()}")
+        out.append(f"  note: {NON_ADAPTIVE_CAVEAT}")
         out.append(
             "  a read spends a 1/B share of the chance of a spurious difference of delta or more; size delta to the "
             "smallest "

@@ -260,6 +260,13 @@ def _verdict(
         return result(
             Verdict.FAIL, ["interval_misses_threshold", *reasons], f"{head}: it misses {relation} {threshold:g}."
         )
+    if rule.kind == "min" and recipe.ceiling < threshold:
+        return result(
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ["interval_straddles_threshold", *reasons, "set_too_small"],
+            f"{head} contains min {threshold:g}; with {k} seeds on these cases even a perfect recipe's lower bound is "
+            f"{recipe.ceiling:.3f}, so min {threshold:g} can never be cleared: add seeds.",
+        )
     return result(
         Verdict.INSUFFICIENT_EVIDENCE,
         ["interval_straddles_threshold", *reasons],
