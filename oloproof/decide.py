@@ -10,6 +10,7 @@ decides at all.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from oloproof.result import RuleResult
@@ -293,19 +294,23 @@ def _sizing(rule: Rule, interval: Interval, policy: Policy, *, grouped: bool) ->
 
 
 def decide_regression(
-    rule: Rule, now: CriterionOutcome, baseline: CriterionOutcome, policy: Policy, *, baseline_label: str
+    rule: Rule,
+    now: CriterionOutcome,
+    baseline: CriterionOutcome,
+    policy: Policy,
+    *,
+    baseline_label: str,
+    case_ids: Sequence[str],
 ) -> RuleResult:
     """A regression guard: PASS iff the paired interval's lower bound >= -max_drop.
 
     The interval of (new − baseline) on the same cases is the Fay–Lumbard melded interval
     (exact; STATISTICS.md §4). Missing outputs are imputed against the new version for the lower
-    bound and in its favour for the upper, so missing outputs alone never PASS or FAIL.
+    bound and in its favour for the upper, so missing outputs alone never PASS or FAIL
+    (``oloproof.pairs``). The sentence names the dev-set cases that regressed and the smallest
+    drop this set resolves.
     """
-    import numpy as np  # lazy: start-up
-
-    from oloproof.stats.interval import Interval  # lazy: start-up
-    from oloproof.stats.paired import paired_counts, paired_difference  # lazy: start-up
-    from oloproof.stats.resolution import paired_mdd  # lazy: start-up
+    from oloproof.pairs import as_outcomes, listed, pair  # lazy: start-up
 
     common = dict(
         rule_id=rule.id,
@@ -330,82 +335,62 @@ def decide_regression(
             ),
             **common,  # type: ignore[arg-type]
         )
-
-    def as_bools(values: np.ndarray) -> list[bool | None]:
-        return [None if np.isnan(value) else bool(value >= 0.5) for value in values]
-
-    old, new = as_bools(baseline.values), as_bools(now.values)
-    low_table = paired_counts(old, new, impute="conservative")
-    high_table = paired_counts(old, new, impute="optimistic")
-    low = paired_difference(low_table.b, low_table.c, low_table.n, confidence=policy.confidence, method="melded")
-    high = paired_difference(high_table.b, high_table.c, high_table.n, confidence=policy.confidence, method="melded")
-    answered = [(o, w) for o, w in zip(old, new, strict=True) if o is not None and w is not None]
-    point = (sum(1 for o, w in answered if w and not o) - sum(1 for o, w in answered if o and not w)) / max(
-        len(answered), 1
-    )
-    interval = Interval(
-        estimate=min(max(point, low.low), high.high),
-        low=low.low,
-        high=high.high,
-        level=policy.confidence,
-        method=low.method,
-        approximate=low.approximate,
-    )
-    # Discordance ψ as observed (floored so an all-agreeing pair still gets a finite resolution);
-    # 0.117 is the gap chapter's 14 of 120 (STATISTICS.md §7) when there are no cases at all.
-    psi = max(low_table.discordant / low_table.n, 0.01) if low_table.n else 0.117
-    resolution = paired_mdd(low_table.n, psi=psi, confidence=policy.confidence) if low_table.n else None
+    paired = pair(as_outcomes(baseline.values), as_outcomes(now.values), confidence=policy.confidence)
+    interval, resolution = paired.exact, paired.resolution
     reasons: list[str] = []
-    if low_table.missing:
+    if paired.missing:
         reasons.append("missing_outputs")
     for code in now.reasons + baseline.reasons:
         if code not in reasons:
             reasons.append(code)
     floor = -rule.threshold
+    regressed = [case_ids[i] for i in paired.regressed]
+    moved = f"; {len(regressed)} case(s) regressed: {listed(regressed)}" if regressed else "; no case regressed"
     head = (
-        f"{rule.criterion} moved {interval.estimate:+.3f} against {baseline_label} on the same {low_table.n} cases "
-        f"(b={low_table.b} only now right, c={low_table.c} only before), {interval_text(interval)}"
+        f"{rule.criterion} moved {interval.estimate:+.3f} against {baseline_label} on the same {paired.n} cases "
+        f"(b={paired.b} only now right, c={paired.c} only before), {interval_text(interval)}"
+    )
+    sizing = (
+        f" This set resolves paired differences of about {resolution:.3f} or more (80% power)."
+        if resolution is not None
+        else ""
     )
     invalid = [code for code in reasons if code in INVALIDATING]
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
     elif interval.low >= floor:
         reasons.insert(0, "interval_clears_threshold")
-        verdict, sentence = (
-            Verdict.PASS,
-            f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}.",
-        )
+        verdict = Verdict.PASS
+        sentence = f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}{moved}."
     elif interval.high < floor:
         reasons.insert(0, "interval_misses_threshold")
-        verdict, sentence = (
-            Verdict.FAIL,
-            f"{head}: even the upper bound {interval.high:+.3f} is a drop of more than {rule.threshold:g}.",
+        verdict = Verdict.FAIL
+        sentence = (
+            f"{head}: even the upper bound {interval.high:+.3f} is a drop of more than {rule.threshold:g}{moved}."
         )
     else:
         reasons.insert(0, "interval_straddles_threshold")
-        verdict, sentence = (
-            Verdict.INSUFFICIENT_EVIDENCE,
-            (
-                f"{head} contains a drop of {rule.threshold:g}: this set resolves paired differences of about "
-                f"{resolution:.3f} or more (80% power); add cases to settle it."
-                if resolution is not None
-                else f"{head} contains a drop of {rule.threshold:g}."
-            ),
-        )
+        verdict = Verdict.INSUFFICIENT_EVIDENCE
+        sentence = f"{head} contains a drop of {rule.threshold:g}{moved}; add cases to settle it."
     details = {
-        "b": low_table.b,
-        "c": low_table.c,
-        "n": low_table.n,
+        "b": paired.b,
+        "c": paired.c,
+        "n": paired.n,
         "baseline": baseline_label,
-        "discordant": low_table.discordant,
+        "discordant": paired.discordant,
+        "regressed": len(regressed),
+        "improved": len(paired.improved),
+        "regressed_ids": regressed,
+        "improved_ids": [case_ids[i] for i in paired.improved],
+        "mcnemar_exact_p": paired.mcnemar_p,
     }
     return RuleResult(
         verdict=verdict,
         reasons=tuple(reasons),
-        sentence=sentence,
+        sentence=sentence + sizing,
         interval=interval,
         passes=None,
-        missing=low_table.missing,
+        missing=len(paired.missing),
         resolution=resolution,
         details=details,
         **common,  # type: ignore[arg-type]

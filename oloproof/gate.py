@@ -282,7 +282,9 @@ def _decide_regression(
         )
     evaluator = release.criteria()[rule.criterion]
     base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
-    result = decide_regression(rule, now, base_outcome, release.policy, baseline_label=label)
+    result = decide_regression(
+        rule, now, base_outcome, release.policy, baseline_label=label, case_ids=[case.id for case in ctx.testset.cases]
+    )
     if baseline.checker != gated.checker:
         # Drift in the measuring apparatus (SPEC §9): said, not silently compared across.
         return replace(

@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     common.add_json(parser)
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test per rule")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the Markdown summary the action posts")
     common.add_quiet(parser)
     parser.set_defaults(handler=handle)
 
@@ -31,12 +32,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     from oloproof.errors import UsageError  # lazy: start-up
     from oloproof.gate import run_gate  # lazy: start-up
-    from oloproof.report import jsonreport, junit, terminal  # lazy: start-up
+    from oloproof.report import jsonreport, junit, markdown, terminal  # lazy: start-up
 
     if args.run and args.rerun:
         raise UsageError("--rerun runs the system again; it cannot be combined with --run REF")
     release = common.load(args)
-    common.check_outputs(args.json, args.junit, release=release)
+    common.check_outputs(args.json, args.junit, args.markdown, release=release)
     with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
         result = run_gate(release, run_ref=args.run, rerun=args.rerun, quiet=args.quiet, on_batch=progress)
     # Reports first: whatever happens to the terminal, scripts get their files.
@@ -44,5 +45,7 @@ def handle(args: argparse.Namespace) -> int:
         common.write_file(args.json, jsonreport.render(result))
     if args.junit:
         common.write_file(args.junit, junit.render(result))
+    if args.markdown:
+        common.write_file(args.markdown, markdown.render(result))
     terminal.print_result(result, common.console())
     return int(result.verdict.exit_code)

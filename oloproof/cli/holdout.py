@@ -98,6 +98,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common.add_json(repair)
     repair.set_defaults(handler=handle_repair)
 
+    size = actions.add_parser(
+        "size",
+        help="how many reserved cases settle a paired difference of D",
+        description="Size a reserved set against the smallest paired difference it must settle: the cases a "
+        "comparison of two versions needs to detect a true difference D (two-sided, at the policy's confidence) "
+        "with the given power. The discordance comes from --psi, else from this holdout's own reads, else 0.12. "
+        "Reads no holdout case.",
+    )
+    _add_config(size)
+    size.add_argument(
+        "--delta",
+        required=True,
+        type=_fraction("--delta"),
+        metavar="FRACTION",
+        help="the smallest difference to settle (e.g. 0.033 = 3.3 points)",
+    )
+    size.add_argument("--power", type=_fraction("--power"), default=0.8, metavar="P", help="default %(default)s")
+    size.add_argument(
+        "--psi",
+        type=_fraction("--psi"),
+        metavar="FRACTION",
+        help="expected discordance between the versions (default: observed on this holdout, else 0.12)",
+    )
+    common.add_json(size)
+    size.set_defaults(handler=handle_size)
+
     budget = actions.add_parser(
         "budget",
         help="change the budget in force, with a logged reason",
@@ -234,4 +260,17 @@ def handle_budget(args: argparse.Namespace) -> int:
     _emit(common.console(), list(budget_lines(release, before, entry)))
     if args.json:
         common.write_json(args.json, {"schema": BUDGET_SCHEMA, "log": before.shown, "budget": budget_json(entry)})
+    return 0
+
+
+def handle_size(args: argparse.Namespace) -> int:
+    from oloproof.holdout.size import holdout_size  # lazy: start-up
+    from oloproof.report.holdout import size_lines  # lazy: start-up
+
+    release = common.load(args)
+    common.check_outputs(args.json, release=release)
+    sizing = holdout_size(release, delta=args.delta, power=args.power, psi=args.psi)
+    _emit(common.console(), list(size_lines(sizing)))
+    if args.json:
+        common.write_json(args.json, sizing.to_json())
     return 0

@@ -23,9 +23,21 @@ from oloproof.inert import inert
 
 
 def _commands() -> list[ModuleType]:
-    from oloproof.cli import gate, holdout, init, leakage, metamorphic, run, runs, schema, seeds  # lazy: start-up
+    from oloproof.cli import (  # lazy: start-up
+        compare,
+        gap,
+        gate,
+        holdout,
+        init,
+        leakage,
+        metamorphic,
+        run,
+        runs,
+        schema,
+        seeds,
+    )
 
-    return [gate, run, runs, leakage, metamorphic, seeds, holdout, init, schema]
+    return [gate, run, runs, compare, gap, leakage, metamorphic, seeds, holdout, init, schema]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -58,6 +58,7 @@ class OutcomeRecord:
     kind: str  # binary | score
     version: str
     outcomes: tuple[float | None, ...]
+    strata: tuple[str | None, ...] | None  # each case's stratum, same order (None: not recorded)
     data: dict[str, Any]  # the whole record (run status, checker identity, config digest, …)
 
 
@@ -103,6 +104,7 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
                 kind=str(data["kind"]),
                 version=str(data["version"]),
                 outcomes=tuple(data["outcomes"]),
+                strata=_strata(data),
                 data=data,
             )
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -112,6 +114,17 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
             records.append(record)
     records.sort(key=lambda record: (record.seq, record.entry_hash))
     return records, notes
+
+
+def _strata(data: dict[str, Any]) -> tuple[str | None, ...] | None:
+    raw = data.get("strata")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != len(data["outcomes"]):
+        raise ValueError("strata must be a list as long as outcomes")
+    if any(value is not None and not isinstance(value, str) for value in raw):
+        raise ValueError("strata must hold strings or null")
+    return tuple(raw)
 
 
 def witnesses(base_dir: Path, *, log: str) -> list[Witness]:
@@ -147,6 +160,15 @@ def outcome_vector(testset: TestSet, values: Any, kind: str, keys: Mapping[str, 
     return out
 
 
+def strata_vector(testset: TestSet, keys: Mapping[str, str]) -> list[str | None] | None:
+    """Each case's ``stratum`` in the order of :func:`outcome_vector` (None when no case declares
+    one): what a composition check counts, and nothing that identifies a case."""
+    if not any(case.stratum is not None for case in testset.cases):
+        return None
+    order = sorted(range(len(testset.cases)), key=lambda i: keys[testset.cases[i].id])
+    return [testset.cases[index].stratum for index in order]
+
+
 def write_outcome_record(
     base_dir: Path,
     *,
@@ -175,6 +197,9 @@ def write_outcome_record(
         "order": OUTCOME_ORDER,
         "outcomes": outcome_vector(testset, values, kind, keys),
     }
+    strata = strata_vector(testset, keys)
+    if strata is not None:
+        data["strata"] = strata
     path = records_dir(base_dir) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
     atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")
     return path

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from oloproof.config import Release
     from oloproof.holdout.log import BudgetEntry, LogState, RepairEntry
     from oloproof.holdout.read import HoldoutRead
+    from oloproof.holdout.size import Sizing
     from oloproof.holdout.status import HoldoutStatus
 
 
@@ -203,3 +204,23 @@ def budget_lines(release: Release, before: LogState, entry: BudgetEntry) -> list
             "remove it to read without a budget"
         )
     return out
+
+
+def size_lines(sizing: Sizing) -> list[str]:
+    """``oloproof holdout size``: the cases a paired difference needs, and what the current set resolves."""
+    exact = f"; the exact McNemar test's power there is {sizing.exact_power:.2f}" + (
+        f", and stays at {sizing.power:.0%} or more from about {sizing.cases_exact} cases"
+        if sizing.cases_exact is not None
+        else ""
+    )
+    lines = [
+        f"to settle a paired difference of {100 * sizing.delta:.1f} points ({sizing.confidence:.0%} two-sided, "
+        f"{sizing.power:.0%} power): about {sizing.cases} reserved cases (normal approximation){exact}",
+        f"  discordance ψ = {sizing.psi:.3f}, {printable(sizing.psi_source)}",
+    ]
+    if sizing.holdout_n is not None and sizing.holdout_resolution is not None:
+        lines.append(
+            f"  the declared holdout has {sizing.holdout_n} cases: it resolves about "
+            f"{100 * sizing.holdout_resolution:.1f} points at this ψ and power"
+        )
+    return lines

@@ -302,6 +302,33 @@ def _check_detail(report: CheckReport) -> Block:
 STDERR_LINES = 20  # of a failed system's stderr tail
 
 
+def _regression_block(result: GateResult) -> Block:
+    """Every regression guard, whatever its verdict: the cases that regressed and what the set resolves."""
+    rows = []
+    for rule in result.rules:
+        if rule.kind != "regression" or "b" not in rule.details:
+            continue
+        details = rule.details
+        ids = [str(case_id) for case_id in details.get("regressed_ids", [])]
+        shown = ", ".join(code(case_id) for case_id in ids[:10]) + (
+            f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+        )
+        resolution = f"{rule.resolution:.3f}" if rule.resolution is not None else "—"
+        rows.append(
+            f"| {code(rule.rule_id)} | {esc(details.get('baseline', ''))} | {details['b']} / {details['c']} of "
+            f"{details['n']} | {len(ids)}{': ' + shown if ids else ''} | {resolution} |\n"
+        )
+    if not rows:
+        return Block()
+    head = (
+        "### Regression guards (dev set)\n\n"
+        "b: cases only the gated version gets right; c: only the baseline. The resolution is the smallest paired "
+        "difference this set detects at 80% power.\n\n"
+        "| Rule | Baseline | b / c | Regressed cases | Resolution |\n|---|---|---|---|--:|\n"
+    )
+    return Block(head=head, rows=rows, name="regression guards")
+
+
 def _run_block(result: GateResult) -> Block:
     """Why the run that decides is the one it is, and a failed system's last stderr lines."""
     run = result.run
@@ -360,6 +387,7 @@ def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> li
         _rules_block(result, severe_first=severe_first),
         _scores_note(result),
         _why_block(result),
+        _regression_block(result),
         _run_block(result),
         *_checks_blocks(result),
         _metamorphic_block(result),

@@ -112,7 +112,7 @@ def build(result: GateResult) -> Group:
 
     notes = Text()
     for rule in result.rules:
-        if rule.verdict is Verdict.PASS:
+        if rule.verdict is Verdict.PASS and rule.kind != "regression":  # a guard's sentence names what regressed
             continue
         notes.append(f"{inert(rule.rule_id)}: ", style=STYLE[rule.verdict])
         notes.append(inert(rule.sentence) + "\n")

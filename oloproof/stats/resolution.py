@@ -18,7 +18,14 @@ from scipy import stats
 from oloproof.stats._validate import check_confidence, check_count, check_probability
 from oloproof.stats.binomial import cp_lower, cp_upper
 
-__all__ = ["cases_needed", "detectable_distance", "paired_mdd"]
+__all__ = [
+    "cases_needed",
+    "detectable_distance",
+    "paired_cases_needed",
+    "paired_cases_needed_exact",
+    "paired_exact_power",
+    "paired_mdd",
+]
 
 Side = Literal["min", "max"]
 
@@ -208,3 +215,84 @@ def paired_mdd(n: int, *, psi: float = 0.117, confidence: float = 0.95, power: f
     z_alpha = float(stats.norm.isf((1.0 - level) / 2.0))
     z_power = float(stats.norm.ppf(power))
     return (z_alpha + z_power) * math.sqrt(psi / n)
+
+
+def paired_cases_needed(delta: float, *, psi: float, confidence: float = 0.95, power: float = 0.8) -> int:
+    """Shared cases a paired comparison needs to detect a true difference ``delta`` (the inverse of
+    :func:`paired_mdd`): ⌈(z_{1−α/2} + z_power)² · ψ / δ²⌉, normal approximation.
+
+    ``psi`` is the discordance expected between the two versions; a difference can never exceed
+    it (every case that moves, moves one way), so ``0 < delta <= psi``. The chapter's 3.3 points
+    at ψ = 0.117 need 825 cases.
+    """
+    delta = check_probability("delta", delta)
+    psi = check_probability("psi", psi)
+    if psi <= 0.0:
+        raise ValueError("psi must be > 0: with no discordant cases nothing can be detected")
+    if not 0.0 < delta <= psi:
+        raise ValueError(
+            f"delta must lie in (0, psi] = (0, {psi:g}]: a paired difference cannot exceed the share of cases that "
+            f"move, got {delta!r}"
+        )
+    level = check_confidence(confidence)
+    power = check_probability("power", power)
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
+    z = float(stats.norm.isf((1.0 - level) / 2.0)) + float(stats.norm.ppf(power))
+    return max(1, math.ceil(z * z * psi / (delta * delta) - 1e-9))
+
+
+def paired_exact_power(n: int, *, delta: float, psi: float, confidence: float = 0.95) -> float:
+    """Power of the two-sided exact McNemar test at level 1 − ``confidence`` on ``n`` shared cases
+    (equivalently: of the Fay–Lumbard interval excluding 0), when a share ``psi`` of cases is
+    discordant and the true difference is ``delta`` (``0 <= |delta| <= psi``).
+
+    Exact: the number of discordant cases m ~ Binomial(n, ψ); given m, b ~ Binomial(m, (ψ + δ)/(2ψ));
+    the test rejects when 2·P(X ≤ min(b, m − b)) < α with X ~ Binomial(m, ½).
+    """
+    check_count("n", n, minimum=1)
+    psi = check_probability("psi", psi)
+    if psi <= 0.0 or abs(delta) > psi:
+        raise ValueError(f"need 0 < psi and |delta| <= psi, got psi={psi!r}, delta={delta!r}")
+    alpha = 1.0 - check_confidence(confidence)
+    reject = _mcnemar_rejection(n, delta=delta, psi=psi, alpha=alpha)
+    return _power_from(reject, n, psi)
+
+
+def _mcnemar_rejection(m_max: int, *, delta: float, psi: float, alpha: float) -> NDArray[np.float64]:
+    """P(the exact McNemar test rejects | m discordant cases), for m = 0 … m_max."""
+    m = np.arange(m_max + 1)
+    # Largest k with P(X <= k) < α/2 (−1 when none): the lower rejection region is b <= k.
+    k = stats.binom.ppf(alpha / 2.0, m, 0.5)
+    k = np.where(stats.binom.cdf(k, m, 0.5) < alpha / 2.0, k, k - 1)
+    q = (psi + delta) / (2.0 * psi)
+    # P(b <= k) + P(b >= m − k), b ~ Binomial(m, q)
+    return np.asarray(np.where(k >= 0, stats.binom.cdf(k, m, q) + stats.binom.sf(m - k - 1, m, q), 0.0))
+
+
+def _power_from(reject: NDArray[np.float64], n: int, psi: float) -> float:
+    weights = stats.binom.pmf(np.arange(n + 1), n, psi)
+    return float(np.clip(np.sum(weights * reject[: n + 1]), 0.0, 1.0))
+
+
+# The exact scan stays within this many cases (about a second of work); beyond it only the normal
+# approximation is given.
+EXACT_SCAN_LIMIT = 20_000
+
+
+def paired_cases_needed_exact(delta: float, *, psi: float, confidence: float = 0.95, power: float = 0.8) -> int | None:
+    """The smallest n from which the exact McNemar test's power (:func:`paired_exact_power`) stays at
+    or above ``power`` — exact power saw-tooths in n, so "stays" is checked over a grid up to 1.5
+    times the normal-approximation answer. None when that answer is beyond ``EXACT_SCAN_LIMIT``.
+    """
+    start = paired_cases_needed(delta, psi=psi, confidence=confidence, power=power)
+    if start > EXACT_SCAN_LIMIT:
+        return None
+    step = max(1, start // 400)
+    grid = list(range(max(1, start - 20 * step), int(1.5 * start) + 20 * step, step))
+    reject = _mcnemar_rejection(grid[-1], delta=delta, psi=psi, alpha=1.0 - check_confidence(confidence))
+    ok = [_power_from(reject, n, psi) >= power for n in grid]
+    for index in range(len(grid)):
+        if all(ok[index:]):
+            return grid[index]
+    return None

@@ -1,0 +1,207 @@
+"""The gap's composition check: do the two sets hold the same mix of strata, and what if not?
+
+Cases per ``stratum`` on the dev set (from the cases) and on the holdout (from the reads' outcome
+records, in hash order: counts only). Each set's scores are then post-stratified onto one shared
+set of weights — declared (``--weights``: production's mix, say), or else the holdout's — and the
+fit is recomputed from the two reweighted paired differences (STATISTICS.md §5). Strata too thin
+to score alone are collapsed by ``oloproof.stats.gap``'s rule, and said so. A case without a
+stratum counts under ``(none)``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import UsageError
+from oloproof.pairs import interval_json
+from oloproof.stats.gap import (
+    mover_difference,
+    paired_strata_groups,
+    reweighted_paired_difference,
+    reweighted_rate,
+)
+from oloproof.stats.paired import PairedCounts, paired_counts
+
+if TYPE_CHECKING:
+    from oloproof.holdout.history import Reading
+    from oloproof.stats.interval import Interval
+    from oloproof.testset import TestSet
+
+NO_STRATUM = "(none)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StratumRow:
+    name: str
+    dev_n: int
+    holdout_n: int
+    weight: float
+    dev_passes: tuple[int, int]  # baseline, current
+    holdout_passes: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stratum": self.name,
+            "dev_n": self.dev_n,
+            "holdout_n": self.holdout_n,
+            "weight": self.weight,
+            "dev_passes": {"baseline": self.dev_passes[0], "current": self.dev_passes[1]},
+            "holdout_passes": {"baseline": self.holdout_passes[0], "current": self.holdout_passes[1]},
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reweighted:
+    baseline: Interval
+    current: Interval
+    movement: Interval
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": interval_json(self.baseline),
+            "current": interval_json(self.current),
+            "movement": interval_json(self.movement),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Composition:
+    available: bool
+    why: str | None  # why it could not be checked
+    weights_source: str  # "holdout" or the declared file
+    rows: tuple[StratumRow, ...] = ()
+    dev_n: int = 0
+    holdout_n: int = 0
+    largest: tuple[str, float, float] | None = None  # stratum, dev share, holdout share
+    dev: Reweighted | None = None
+    holdout: Reweighted | None = None
+    fit: Interval | None = None
+    collapsed: tuple[str, ...] = ()  # sentences: strata scored together
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "available": self.available,
+            "why": self.why,
+            "weights": self.weights_source,
+            "strata": [row.to_json() for row in self.rows],
+            "largest_share_difference": None
+            if self.largest is None
+            else {"stratum": self.largest[0], "dev_share": self.largest[1], "holdout_share": self.largest[2]},
+            "dev": None if self.dev is None else self.dev.to_json(),
+            "holdout": None if self.holdout is None else self.holdout.to_json(),
+            "fit": None if self.fit is None else interval_json(self.fit),
+            "collapsed": list(self.collapsed),
+        }
+
+
+def _by_stratum(
+    labels: Sequence[str | None], old: Sequence[bool | None], new: Sequence[bool | None]
+) -> tuple[dict[str, tuple[float, int]], dict[str, tuple[float, int]], dict[str, PairedCounts]]:
+    """Per stratum: (passes, n) of each version (a missing output is not a pass) and the paired table."""
+    index: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        index.setdefault(label if label is not None else NO_STRATUM, []).append(i)
+    old_rates: dict[str, tuple[float, int]] = {}
+    new_rates: dict[str, tuple[float, int]] = {}
+    tables: dict[str, PairedCounts] = {}
+    for name, members in index.items():
+        o, w = [old[i] for i in members], [new[i] for i in members]
+        old_rates[name] = (float(sum(1 for v in o if v)), len(members))
+        new_rates[name] = (float(sum(1 for v in w if v)), len(members))
+        tables[name] = paired_counts(o, w)
+    return old_rates, new_rates, tables
+
+
+def composition(
+    testset: TestSet,
+    old_dev: Sequence[bool | None],
+    new_dev: Sequence[bool | None],
+    *,
+    holdout_reads: tuple[Reading, Reading] | None,
+    weights: Mapping[str, float] | None,
+    weights_source: str | None,
+    confidence: float,
+) -> Composition:
+    source = weights_source or "holdout"
+    dev_labels = [case.stratum for case in testset.cases]
+    if holdout_reads is None:
+        return Composition(available=False, why="no pair of holdout reads to compare with", weights_source=source)
+    old_read, new_read = holdout_reads
+    hold_labels = old_read.strata if old_read.strata is not None else new_read.strata
+    if all(label is None for label in dev_labels) or hold_labels is None or all(v is None for v in hold_labels):
+        where = "the dev set" if all(label is None for label in dev_labels) else "the holdout reads"
+        return Composition(
+            available=False,
+            why=f"no stratum recorded for {where}: give each case a `stratum` (e.g. its document type) to check "
+            "whether the two sets hold the same mix",
+            weights_source=source,
+        )
+    assert old_read.outcomes is not None and new_read.outcomes is not None
+    dev_old, dev_new, dev_tables = _by_stratum(dev_labels, old_dev, new_dev)
+    hold_old, hold_new, hold_tables = _by_stratum(hold_labels, old_read.outcomes, new_read.outcomes)
+    dev_counts = Counter(label if label is not None else NO_STRATUM for label in dev_labels)
+    hold_counts = Counter(label if label is not None else NO_STRATUM for label in hold_labels)
+    shared = dict(weights) if weights is not None else {name: float(n) for name, n in hold_counts.items()}
+    names = sorted(set(dev_counts) | set(hold_counts))
+    unknown = [name for name in names if name not in shared]
+    if unknown:
+        raise UsageError(
+            f"the weights ({source}) name no weight for stratum '{unknown[0]}': every stratum of either set needs "
+            "one (give 0 to leave it out)"
+        )
+    for name in names:
+        shared.setdefault(name, 0.0)
+    total = sum(shared.values())
+    if total <= 0:
+        raise UsageError(f"the weights ({source}) are all 0")
+    dev_n, hold_n = len(dev_labels), len(hold_labels)
+    rows = tuple(
+        StratumRow(
+            name=name,
+            dev_n=dev_counts.get(name, 0),
+            holdout_n=hold_counts.get(name, 0),
+            weight=shared[name] / total,
+            dev_passes=(int(dev_old.get(name, (0, 0))[0]), int(dev_new.get(name, (0, 0))[0])),
+            holdout_passes=(int(hold_old.get(name, (0, 0))[0]), int(hold_new.get(name, (0, 0))[0])),
+        )
+        for name in names
+    )
+    largest = max(
+        ((name, dev_counts.get(name, 0) / dev_n, hold_counts.get(name, 0) / hold_n) for name in names),
+        key=lambda item: (abs(item[1] - item[2]), item[0]),
+    )
+    try:
+        dev = Reweighted(
+            baseline=reweighted_rate(dev_old, shared, confidence=confidence),
+            current=reweighted_rate(dev_new, shared, confidence=confidence),
+            movement=reweighted_paired_difference(dev_tables, shared, confidence=confidence),
+        )
+        hold = Reweighted(
+            baseline=reweighted_rate(hold_old, shared, confidence=confidence),
+            current=reweighted_rate(hold_new, shared, confidence=confidence),
+            movement=reweighted_paired_difference(hold_tables, shared, confidence=confidence),
+        )
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the weights ({source}) cannot reweight these sets: {exc}") from None
+    collapsed = [
+        f"on the {label} set, {' + '.join(group.strata)} are scored together (each too thin to reweight alone)"
+        for label, tables in (("dev", dev_tables), ("holdout", hold_tables))
+        for group in paired_strata_groups(tables, shared)
+        if len(group.strata) > 1
+    ]
+    return Composition(
+        available=True,
+        why=None,
+        weights_source=source,
+        rows=rows,
+        dev_n=dev_n,
+        holdout_n=hold_n,
+        largest=largest,
+        dev=dev,
+        holdout=hold,
+        fit=mover_difference(dev.movement, hold.movement, confidence=confidence),
+        collapsed=tuple(collapsed),
+    )

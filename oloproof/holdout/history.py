@@ -1,0 +1,130 @@
+"""Every read of the holdout as the log and its outcome records tell it, for ``gap`` and ``holdout size``.
+
+A reading joins a verified READS.log entry (who, when, version, reason, score) with its outcome
+record (per-case outcomes and strata in the order of the cases' canonical hashes; no ids). Nothing
+here reads a holdout case's content; the holdout file is opened only to recover strata for records
+written before strata were recorded, and only when it still holds the set those reads measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
+from oloproof.holdout.log import Witness
+from oloproof.holdout.records import case_keys, load_outcome_records, relative, strata_vector
+from oloproof.holdout.verify import verify
+from oloproof.pairs import as_outcomes
+
+if TYPE_CHECKING:
+    from oloproof.config import Release
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    seq: int
+    when: str
+    who: str
+    version: str
+    reason: str
+    criterion: str
+    kind: str  # binary | score
+    set_digest: str
+    n: int
+    passes: float
+    answered: int
+    estimate: float
+    outcomes: tuple[bool | None, ...] | None  # None: no outcome record (or a graded criterion)
+    strata: tuple[str | None, ...] | None  # None: not recorded and not recoverable here
+    checker: Mapping[str, str] | None  # the identity that made the read (from its record)
+    run_status: str | None  # of the system during the read (from its record)
+
+    @property
+    def scored(self) -> bool:
+        return self.answered > 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class History:
+    log: str
+    intact: bool
+    problems: tuple[str, ...]
+    readings: tuple[Reading, ...]
+    notes: tuple[str, ...]
+
+    def of(self, version: str, criterion: str) -> list[Reading]:
+        return [r for r in self.readings if r.version == version and r.criterion == criterion]
+
+
+def holdout_history(release: Release, *, environ: Mapping[str, str] | None = None) -> History:
+    spec = holdout_spec(release)
+    data = open_log(release).read_bytes()
+    records, notes = load_outcome_records(release.base_dir, log=spec.log)
+    state = verify(
+        data,
+        shown=spec.log,
+        witnesses=[Witness(seq=r.seq, hash=r.entry_hash, source=relative(release.base_dir, r.path)) for r in records],
+    )
+    by_hash = {record.entry_hash: record for record in records}
+    recovered = _recover_strata(release, {r.set_digest for r in records if r.strata is None}, environ)
+    readings: list[Reading] = []
+    unrecorded: list[int] = []
+    for entry in state.reads:
+        fields = entry.fields
+        record = by_hash.get(entry.hash)
+        if record is None:
+            unrecorded.append(entry.seq)
+        usable = record is not None and record.kind == "binary" and record.n == len(record.outcomes)
+        readings.append(
+            Reading(
+                seq=entry.seq,
+                when=entry.when,
+                who=fields.who,
+                version=fields.version,
+                reason=fields.reason,
+                criterion=fields.criterion,
+                kind=fields.kind,
+                set_digest=fields.set_digest,
+                n=fields.n,
+                passes=fields.passes,
+                answered=fields.answered,
+                estimate=fields.estimate,
+                outcomes=tuple(as_outcomes(record.outcomes)) if usable and record is not None else None,
+                strata=None
+                if record is None
+                else (record.strata if record.strata is not None else recovered.get(record.set_digest)),
+                checker=None if record is None else dict(record.data.get("checker") or {}),
+                run_status=None if record is None else str((record.data.get("run") or {}).get("status")),
+            )
+        )
+    if unrecorded:
+        notes.append(
+            f"read(s) {', '.join(map(str, unrecorded))} have no outcome record under .oloproof/holdout/: they "
+            "cannot be paired (commit .oloproof/holdout/ with the log)"
+        )
+    return History(
+        log=spec.log,
+        intact=state.intact,
+        problems=tuple(str(problem) for problem in state.problems),
+        readings=tuple(readings),
+        notes=tuple(notes),
+    )
+
+
+def _recover_strata(
+    release: Release, digests: set[str], environ: Mapping[str, str] | None
+) -> dict[str, tuple[str | None, ...]]:
+    """Strata of reads recorded without them, from the holdout file when it still holds that set."""
+    if not digests:
+        return {}
+    try:
+        testset = load_holdout(release, environ)
+        path = cases_path(release, environ)
+    except HoldoutUnavailable:
+        return {}
+    if testset.digest not in digests:
+        return {}
+    strata = strata_vector(testset, case_keys(path, testset))
+    return {} if strata is None else {testset.digest: tuple(strata)}

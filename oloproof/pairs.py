@@ -1,0 +1,217 @@
+"""Two versions' outcomes on the same cases: the paired table, its intervals, the cases that moved.
+
+One computation for the gate's regression guard (``decide.decide_regression``), ``oloproof
+compare`` and ``oloproof gap`` (STATISTICS.md §4), so the three never disagree about a pair.
+
+Missing outputs never help the newer version: the low end of every interval comes from the table
+that counts a missing output against it (``impute="conservative"``), the high end from the table
+that counts it in its favour (``impute="optimistic"``), so missing outputs alone can neither PASS
+nor FAIL a comparison. With no missing output the two tables are one. The estimate, McNemar's p
+and the lists of cases that regressed or improved use the cases both versions answered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import UsageError
+from oloproof.evaluators.base import EvalContext
+from oloproof.stats.interval import Interval
+from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
+from oloproof.stats.resolution import paired_mdd
+
+if TYPE_CHECKING:
+    from oloproof.config import Release
+    from oloproof.runstore import RunRecord, RunStore
+    from oloproof.testset import TestSet
+
+# The discordance floor of the resolution: an all-agreeing pair still gets a finite answer.
+MIN_DISCORDANCE = 0.01
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pairing:
+    """The paired comparison of an old and a new version on ``n`` shared cases (new minus old).
+
+    ``b``/``c`` are the conservative table's (``b``: only the new version right, ``c``: only the
+    old one); ``regressed``/``improved`` are the indices of answered cases that moved (old right
+    and new wrong / the reverse); ``missing`` the indices where either version has no output.
+    """
+
+    n: int
+    low_table: PairedCounts
+    high_table: PairedCounts
+    exact: Interval  # Fay–Lumbard melded (exact)
+    tango: Interval  # Tango's score interval (approximate)
+    mcnemar_p: float | None  # exact two-sided, on the answered cases; None when none were answered
+    resolution: float | None  # the smallest paired difference this set resolves (80% power)
+    discordance: float  # ψ, the share of cases on which the two versions disagree
+    regressed: tuple[int, ...]
+    improved: tuple[int, ...]
+    missing: tuple[int, ...]
+
+    @property
+    def b(self) -> int:
+        return self.low_table.b
+
+    @property
+    def c(self) -> int:
+        return self.low_table.c
+
+    @property
+    def discordant(self) -> int:
+        return self.low_table.discordant
+
+    @property
+    def estimate(self) -> float:
+        return self.exact.estimate
+
+    def interval(self, *, exact: bool = True) -> Interval:
+        return self.exact if exact else self.tango
+
+    def to_json(self, ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """The pair as data; with ``ids`` (the cases' ids, dev set only) the cases that moved."""
+        data: dict[str, Any] = {
+            "n": self.n,
+            "b": self.b,
+            "c": self.c,
+            "discordant": self.discordant,
+            "difference": self.estimate,
+            "exact": interval_json(self.exact),
+            "approximate": interval_json(self.tango),
+            "mcnemar_exact_p": self.mcnemar_p,
+            "discordance": self.discordance,
+            "resolution": self.resolution,
+            "missing": len(self.missing),
+            "regressed": len(self.regressed),
+            "improved": len(self.improved),
+        }
+        if ids is not None:
+            data["regressed_ids"] = [ids[i] for i in self.regressed]
+            data["improved_ids"] = [ids[i] for i in self.improved]
+            data["missing_ids"] = [ids[i] for i in self.missing]
+        return data
+
+
+def interval_json(interval: Interval) -> dict[str, Any]:
+    return {
+        "estimate": interval.estimate,
+        "low": interval.low,
+        "high": interval.high,
+        "level": interval.level,
+        "method": interval.method,
+        "approximate": interval.approximate,
+    }
+
+
+def as_outcomes(values: Any) -> list[bool | None]:
+    """Binary criterion values (1/0, NaN or None = no usable output) as pass/fail/None."""
+    out: list[bool | None] = []
+    for value in values:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            out.append(None)
+        else:
+            number = float(value)
+            out.append(None if math.isnan(number) else number >= 0.5)
+    return out
+
+
+def pair(old: Sequence[bool | None], new: Sequence[bool | None], *, confidence: float) -> Pairing:
+    """Pair two versions' outcomes case by case (``old[i]`` and ``new[i]`` are the same case)."""
+    low_table = paired_counts(old, new, impute="conservative")
+    high_table = paired_counts(old, new, impute="optimistic")
+    n = low_table.n
+    if n == 0:
+        raise ValueError("a paired comparison needs at least one case")
+    regressed = tuple(i for i, (o, w) in enumerate(zip(old, new, strict=True)) if o is True and w is False)
+    improved = tuple(i for i, (o, w) in enumerate(zip(old, new, strict=True)) if o is False and w is True)
+    missing = tuple(i for i, (o, w) in enumerate(zip(old, new, strict=True)) if o is None or w is None)
+    answered = n - len(missing)
+    point = (len(improved) - len(regressed)) / answered if answered else 0.0
+
+    def combined(method: str) -> Interval:
+        low = paired_difference(low_table.b, low_table.c, n, confidence=confidence, method=method)  # type: ignore[arg-type]
+        high = paired_difference(high_table.b, high_table.c, n, confidence=confidence, method=method)  # type: ignore[arg-type]
+        return Interval(
+            estimate=min(max(point, low.low), high.high),
+            low=low.low,
+            high=high.high,
+            level=low.level,
+            method=low.method,
+            approximate=low.approximate,
+        )
+
+    discordance = low_table.discordant / n
+    return Pairing(
+        n=n,
+        low_table=low_table,
+        high_table=high_table,
+        exact=combined("melded"),
+        tango=combined("tango"),
+        mcnemar_p=mcnemar_exact_p(len(improved), len(regressed)) if answered else None,
+        resolution=paired_mdd(n, psi=max(discordance, MIN_DISCORDANCE), confidence=confidence),
+        discordance=discordance,
+        regressed=regressed,
+        improved=improved,
+        missing=missing,
+    )
+
+
+def listed(ids: Sequence[str], *, limit: int = 10) -> str:
+    """``a, b, c`` or ``a, b, … and N more``."""
+    shown = ", ".join(ids[:limit])
+    return shown if len(ids) <= limit else f"{shown} and {len(ids) - limit} more"
+
+
+def paired_criterion(release: Release, criterion: str | None, *, what: str) -> str:
+    """The criterion a paired comparison reads: ``criterion`` if given, else the one plain
+    criterion of release.yaml (or the first regression guard's, or the first rule's). It must be a
+    pass/fail criterion of an evaluator that reads the run's own outputs."""
+    plain = [e.criterion for e in release.evaluators if e.type != "metamorphic_relation"]
+    if criterion is None:
+        guards = [rule.criterion for rule in release.policy.rules if rule.kind == "regression"]
+        ruled = [rule.criterion for rule in release.policy.rules if rule.criterion in plain]
+        candidates = [plain[0]] if len(plain) == 1 else guards or ruled or plain
+        if not candidates:
+            raise UsageError(f"{release.path}: declares no evaluator whose criterion {what} could compare")
+        criterion = candidates[0]
+    evaluators = release.criteria()
+    if criterion not in evaluators:
+        raise UsageError(
+            f"criterion '{criterion}' is not declared in {release.path} (declared: {', '.join(evaluators) or 'none'})"
+        )
+    if criterion not in plain:
+        raise UsageError(
+            f"criterion '{criterion}' compares transformed copies of the cases (a metamorphic relation); {what} "
+            f"compares the plain outputs of two runs: name another with --criterion ({', '.join(plain) or 'none'})"
+        )
+    return criterion
+
+
+def run_outcomes(
+    release: Release, testset: TestSet, store: RunStore, record: RunRecord, criterion: str, *, ref: str
+) -> tuple[list[bool | None], tuple[str, ...]]:
+    """Score the stored run ``record`` (named ``ref``) on ``testset`` under ``criterion``: one
+    pass/fail/None per case in the set's order, and the reason codes of the evaluation (a failed
+    run adds ``run_failed``). The run must have been made on this very set."""
+    if record.testset_digest != testset.digest:
+        raise UsageError(
+            f"ref '{ref}' is run {record.run_id} (version {record.version}), made on test set "
+            f"{record.testset_digest[:19]}…, but {testset.path} is now {testset.digest[:19]}…: a paired comparison "
+            "needs both runs on the same cases; re-run that version on this set"
+        )
+    evaluator = release.criteria()[criterion]
+    ctx = EvalContext(
+        testset=testset, outputs=store.outputs(record), base_dir=release.base_dir, policy=release.policy, quiet=True
+    )
+    outcome = evaluator.evaluate(ctx)
+    if outcome.kind != "binary":
+        raise UsageError(
+            f"criterion '{criterion}' is a graded score; paired comparisons are implemented for pass/fail criteria "
+            "only (no paired interval for scores yet)"
+        )
+    reasons = outcome.reasons + (("run_failed",) if record.failure is not None else ())
+    return as_outcomes(outcome.values), tuple(dict.fromkeys(reasons))
