@@ -258,6 +258,12 @@ def gap(
             pairing=pair(list(old_read.outcomes or ()), list(new_read.outcomes or ()), confidence=confidence),
         )
     fit = mover_difference(dev.pairing.tango, holdout.pairing.tango, confidence=confidence) if holdout else None
+    for movement in (dev, holdout):
+        if movement is not None and movement.old.checker != movement.new.checker:
+            notes.append(
+                f"the checker changed between the two {movement.set} readings compared ({movement.old.source} and "
+                f"{movement.new.source}): part of the {movement.set} movement may be the measuring apparatus"
+            )
     base_reads = history.of(baseline.version, criterion)
     dev_runs = [r for r in store.records() if r.kind == "system"]
     return Gap(

@@ -56,10 +56,11 @@ def _side(side: Side) -> str:
 def _movement(label: str, movement: Movement) -> list[str]:
     paired = movement.pairing
     return [
-        f"{label:<20} {inert(movement.old.version)} {_side(movement.old)} → {inert(movement.new.version)} "
-        f"{_side(movement.new)}: {points(paired.estimate)} points, {interval_points(paired.tango)}",
-        f"{'':<20} exact {interval_points(paired.exact)}; b = {paired.b}, c = {paired.c} of {paired.n} "
-        f"({inert(movement.old.source)} vs {inert(movement.new.source)})",
+        f"{label}: {inert(movement.old.version)} {_side(movement.old)} → {inert(movement.new.version)} "
+        f"{_side(movement.new)}, movement {points(paired.estimate)} points",
+        f"  {interval_points(paired.tango)}; {interval_points(paired.exact)}",
+        f"  b = {paired.b}, c = {paired.c} of {paired.n} "
+        f"({inert(movement.old.source)} and {inert(movement.new.source)})",
     ]
 
 
@@ -154,10 +155,10 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
         f"oloproof gap  baseline {inert(gap.baseline_ref)} → current {inert(gap.current_ref)}; criterion "
         f"{inert(gap.criterion)}; dev set {inert(gap.dev_path)}, holdout log {inert(gap.holdout_log)}",
     ]
-    body = [*_movement(f"dev set ({gap.dev.pairing.n})", gap.dev)]
+    body = [*_movement(f"dev set, {gap.dev.pairing.n} cases", gap.dev)]
     holdout = gap.holdout
     if holdout is not None:
-        body += _movement(f"holdout set ({holdout.pairing.n})", holdout)
+        body += _movement(f"holdout set, {holdout.pairing.n} cases", holdout)
     out.append("\n".join(body))
     if holdout is None or gap.fit is None:
         out.append(f"holdout: {inert(gap.sentence)}")

@@ -187,3 +187,52 @@ def test_higher_confidence_or_power_never_shrinks_the_distance(n: int, threshold
         return
     assert more_power is not None and more_power >= base
     assert stricter is None or stricter >= base
+
+
+# ---------------------------------------------------------------------------- paired sizing
+
+
+def test_paired_cases_needed_inverts_the_mdd() -> None:
+    from oloproof.stats.resolution import paired_cases_needed
+
+    assert paired_cases_needed(1 / 30, psi=14 / 120) == 825  # the gap chapter: 3.3 points need ~825 cases
+    for n in (120, 200, 350, 1000):
+        delta = paired_mdd(n, psi=0.117)
+        assert paired_cases_needed(delta, psi=0.117) == n
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, psi\]"):
+        paired_cases_needed(0.2, psi=0.117)
+
+
+def _enumerated_power(n: int, delta: float, psi: float, alpha: float) -> float:
+    """Power by enumerating every (b, c) table: Σ multinomial(b, c) · 1[exact McNemar p < α]."""
+    from oloproof.stats.paired import mcnemar_exact_p
+
+    p_b, p_c = (psi + delta) / 2, (psi - delta) / 2
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if mcnemar_exact_p(b, c) < alpha:
+                total += float(stats.multinomial.pmf([b, c, n - b - c], n, [p_b, p_c, 1 - p_b - p_c]))
+    return total
+
+
+@pytest.mark.parametrize(("n", "delta", "psi"), [(12, 0.3, 0.5), (30, 0.1, 0.2), (40, 0.0, 0.3), (25, -0.2, 0.4)])
+def test_paired_exact_power_matches_full_enumeration(n: int, delta: float, psi: float) -> None:
+    from oloproof.stats.resolution import paired_exact_power
+
+    assert paired_exact_power(n, delta=delta, psi=psi) == pytest.approx(_enumerated_power(n, delta, psi, 0.05), abs=1e-9)
+
+
+def test_paired_exact_power_at_zero_difference_is_the_size_and_below_alpha() -> None:
+    from oloproof.stats.resolution import paired_exact_power
+
+    for n in (20, 120, 500):
+        assert paired_exact_power(n, delta=0.0, psi=0.12) <= 0.05
+
+
+def test_the_exact_answer_holds_its_power_from_there_on() -> None:
+    from oloproof.stats.resolution import paired_cases_needed_exact, paired_exact_power
+
+    found = paired_cases_needed_exact(0.1, psi=0.2)
+    assert found is not None
+    assert all(paired_exact_power(n, delta=0.1, psi=0.2) >= 0.8 for n in range(found, int(found * 1.3)))
