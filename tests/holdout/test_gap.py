@@ -158,3 +158,28 @@ def test_holdout_size_for_the_chapters_difference(example: Path, capsys: pytest.
     assert "about 825 reserved cases" in out and "14 of 120 holdout cases differ between read 1" in out
     assert main(["holdout", "size", "--delta", "0.5"]) == ExitCode.USAGE
     assert "larger than the discordance" in capsys.readouterr().err
+
+
+def _scrubbed(text: str) -> str:
+    import re
+
+    # The example's evidence names the oloproof that recorded it; any later source change adds a note.
+    text = "".join(line for line in text.splitlines(keepends=True) if "the checker changed" not in line)
+    text = re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "<run>", text)
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<when>", text)
+
+
+def test_the_terminal_renderings_match_their_gold_files(example: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.report.golden import check_gold
+
+    monkeypatch.setenv("COLUMNS", "160")
+    capsys.readouterr()
+    assert main(["gap", "--baseline", "version:extract-v1"]) == 0
+    check_gold("gap.txt", _scrubbed(capsys.readouterr().out))
+    assert main(["gap", "--baseline", "version:extract-v1", "--explain"]) == 0
+    check_gold("gap-explain.txt", _scrubbed(capsys.readouterr().out))
+    assert main(["compare", "version:extract-v1", "version:extract-v6", "--max-drop", "0.05"]) == 0
+    check_gold("compare.txt", _scrubbed(capsys.readouterr().out))
+    assert main(["holdout", "size", "--delta", "0.03333"]) == 0
+    check_gold("holdout-size.txt", capsys.readouterr().out)
