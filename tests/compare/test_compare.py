@@ -152,7 +152,7 @@ def test_case_ids_are_printed_inert(project: Project, capsys: pytest.CaptureFixt
     project.write(cases=[{"id": i, "expected": {"label": 1}} for i in ids], command=None)
     for version, labels in (("A", [1, 1]), ("B", [1, 0])):
         path = project.root / f"{version}.jsonl"
-        path.write_text("".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels)), encoding="utf-8")
+        path.write_text("".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True)), encoding="utf-8")
         assert project.cli("run", "--outputs", str(path), "--version", version) == 0
     capsys.readouterr()
     assert project.cli("compare", "version:A", "version:B") == 0
