@@ -334,7 +334,7 @@ def _holdout_reads(
         return (
             Verdict.INSUFFICIENT_EVIDENCE,
             ("no_outcome_record",),
-            f"no read of {which} has a usable outcome record (none recorded, unscored, or a graded criterion): the "
+            f"no read of {which} has a usable outcome record (none recorded, one edited since the read, unscored, or a graded criterion): the "
             "holdout movement cannot be paired",
             None,
         )

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
-from oloproof.holdout.log import Witness
-from oloproof.holdout.records import case_keys, load_outcome_records, relative, strata_vector
+from oloproof.holdout.log import ReadFields, Witness
+from oloproof.holdout.records import OutcomeRecord, case_keys, load_outcome_records, relative, strata_vector
 from oloproof.holdout.verify import verify
 from oloproof.pairs import as_outcomes
 
@@ -76,6 +76,13 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         record = by_hash.get(entry.hash)
         if record is None:
             unrecorded.append(entry.seq)
+        problem = None if record is None else _disagreement(record, fields)
+        if record is not None and problem is not None:
+            notes.append(
+                f"outcome record {relative(release.base_dir, record.path)} disagrees with read {entry.seq} of the log "
+                f"({problem}): it is not used"
+            )
+            record = None
         usable = record is not None and record.kind == "binary" and record.n == len(record.outcomes)
         readings.append(
             Reading(
@@ -111,6 +118,31 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         readings=tuple(readings),
         notes=tuple(notes),
     )
+
+
+def _disagreement(record: OutcomeRecord, fields: ReadFields) -> str | None:
+    """What an outcome record says differently from the log entry it names (the log is the
+    hash-chained account; a record edited after the read must not stand in for it)."""
+    for what, ours, theirs in (
+        ("version", record.version, fields.version),
+        ("criterion", record.criterion, fields.criterion),
+        ("set digest", record.set_digest, fields.set_digest),
+        ("kind", record.kind, fields.kind),
+        ("number of cases", record.n, fields.n),
+    ):
+        if ours != theirs:
+            return f"{what} {ours!r} in the record, {theirs!r} in the log"
+    if len(record.outcomes) != record.n:
+        return f"{len(record.outcomes)} outcomes for {record.n} cases"
+    if record.strata is not None and len(record.strata) != record.n:
+        return f"{len(record.strata)} strata for {record.n} cases"
+    missing = sum(1 for value in record.outcomes if value is None)
+    if missing != fields.missing:
+        return f"{missing} missing outcomes in the record, {fields.missing} in the log"
+    total = sum(float(value) for value in record.outcomes if value is not None)
+    if abs(total - fields.passes) > 1e-6 * max(1.0, fields.n):
+        return f"the outcomes add up to {total:g}, the log says {fields.passes:g}"
+    return None
 
 
 def _recover_strata(

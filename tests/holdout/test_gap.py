@@ -183,3 +183,15 @@ def test_the_terminal_renderings_match_their_gold_files(example: Path, capsys: p
     check_gold("compare.txt", _scrubbed(capsys.readouterr().out))
     assert main(["holdout", "size", "--delta", "0.03333"]) == 0
     check_gold("holdout-size.txt", capsys.readouterr().out)
+
+
+def test_an_edited_outcome_record_is_not_used(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Read 3 (extract-v6) scored 89/120 in the log; a record edited to pass one more case disagrees.
+    record = next(Path(".oloproof/holdout").glob("read-0003-*.json"))
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["outcomes"][data["outcomes"].index(0)] = 1
+    record.write_text(json.dumps(data), encoding="utf-8")
+    capsys.readouterr()
+    code, report = gap()
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and report["reasons"] == ["no_outcome_record"]
+    assert any("disagrees with read 3 of the log (the outcomes add up to 90, the log says 89)" in n for n in report["notes"])
