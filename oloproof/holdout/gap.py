@@ -334,8 +334,8 @@ def _holdout_reads(
         return (
             Verdict.INSUFFICIENT_EVIDENCE,
             ("no_outcome_record",),
-            f"no read of {which} has a usable outcome record (none recorded, one edited since the read, unscored, or a graded criterion): the "
-            "holdout movement cannot be paired",
+            f"no read of {which} has a usable outcome record (none recorded, one edited since the read, unscored, "
+            "or a graded criterion): the holdout movement cannot be paired",
             None,
         )
     old, new = uold[0], unew[-1]
