@@ -94,7 +94,7 @@ def to_json(result: GateResult) -> dict[str, Any]:
         ],
         "criteria": criteria,
         "problems": list(result.problems),
-        "limitations": list(result.limitations),
+        "limitations": list(result.cannot_tell),
     }
 
 
