@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import GateCheck, GateContext
 from oloproof.identity import checker_identity
+from oloproof.leakage.images import PIXELS
 from oloproof.leakage.normalise import NORMALISATION
+from oloproof.leakage.plan import testset_image_keys
 from oloproof.leakage.record import SHOWN_IDS, LeakageResult, id_list, other_records, read_record, record_path, short
 from oloproof.result import CheckReport
 from oloproof.verdicts import Verdict
@@ -51,6 +53,8 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     record = read_record(root, testset.digest)
     if record is not None and record.normalisation != NORMALISATION:
         return _outdated(record, report, required=required)
+    if record is not None and record.images != PIXELS and testset_image_keys(testset, record.fields):
+        return _outdated(record, report, required=required, images=True)
     if record is not None:
         data = _record_data(record, root)
         against = (
@@ -133,35 +137,44 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     )
 
 
-def _outdated(record: LeakageResult, report: Callable[..., CheckReport], *, required: bool) -> CheckReport:
-    """A record of this test set made with another string normalisation: stale, like an edit."""
-    data = {
-        "status": "stale",
-        "stale_record": {
-            "testset_digest": record.testset_digest,
-            "created_at": record.created_at,
-            "training": record.training_name,
-            "clean": record.clean,
-            "normalisation": record.normalisation or None,
-            "expected_normalisation": NORMALISATION,
-        },
+def _outdated(
+    record: LeakageResult, report: Callable[..., CheckReport], *, required: bool, images: bool = False
+) -> CheckReport:
+    """A record of this test set made with another string normalisation, or comparing image paths
+    as text: stale, like an edit."""
+    stale: dict[str, Any] = {
+        "testset_digest": record.testset_digest,
+        "created_at": record.created_at,
+        "training": record.training_name,
+        "clean": record.clean,
+        "normalisation": record.normalisation or None,
+        "expected_normalisation": NORMALISATION,
     }
+    data = {"status": "stale", "stale_record": stale}
     what = (
         f"the recorded check ({record.created_at}, against {record.training_name}) compared strings with "
         f"{'an older normalisation' if not record.normalisation else 'normalisation ' + record.normalisation}, "
         f"not {NORMALISATION} (which also meets NFC/NFD, fullwidth, case-folded and zero-width variants)"
     )
+    if images:
+        stale["images"] = record.images or None
+        what = (
+            f"the recorded check ({record.created_at}, against {record.training_name}) compared the test set's image "
+            "paths as text, not the pictures they name"
+        )
     rerun = f"`oloproof leakage check --training {record.training_name} --record`"
     if required:
         return report(
-            "stale: the recorded check used another string normalisation",
+            "stale: the recorded check compared image paths as text"
+            if images
+            else "stale: the recorded check used another string normalisation",
             data,
             verdict=Verdict.BLOCKED,
             reasons=("leakage_stale",),
             blocks=True,
             sentence=f"leakage: required, and {what}: run {rerun}.",
         )
-    return report(f"not checked with the current normalisation: {what}", data)
+    return report(f"not checked with the current {'image comparison' if images else 'normalisation'}: {what}", data)
 
 
 def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from oloproof.transforms.base import get_path
 # gate's limitations whenever metamorphic transforms are declared.
 def limitations(names: tuple[str, ...]) -> tuple[str, ...]:
     """What the flip rates of the transforms ``names`` cannot tell."""
-    tried = ", ".join(names)
+    tried = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
     return (
         f"Perturbations nobody declared: only {tried} {'was' if len(names) == 1 else 'were'} tried, at the declared "
         "size; a low flip rate says nothing about larger changes or an attacker's search.",
