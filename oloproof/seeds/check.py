@@ -103,6 +103,16 @@ class SeedsResult:
         return (*limitations(len(self.checkpoints)), SEEDS_COMMAND_LIMITATION)
 
 
+def identical_outputs(checkpoints: list[Checkpoint]) -> list[tuple[str, ...]]:
+    """Checkpoints whose runs answered every case with the same bytes (by the runs' outputs digest):
+    likely one checkpoint declared twice, which would narrow the interval with no second seed."""
+    by_digest: dict[str, list[str]] = {}
+    for cp in checkpoints:
+        if cp.run is not None and cp.run.status != "failed" and cp.run.outputs_sha256:
+            by_digest.setdefault(cp.run.outputs_sha256, []).append(cp.name)
+    return [tuple(names) for names in by_digest.values() if len(names) > 1]
+
+
 def gather_checkpoints(
     spec: SeedsSpec,
     release: Release,
@@ -188,6 +198,15 @@ def decide_recipe(
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
     result = _verdict(spec, rule, policy, recipe, matrix, reasons, interval_text, common)
+    twins = identical_outputs(usable)
+    if twins:
+        pairs = "; ".join(" and ".join(names) for names in twins)
+        result = replace(
+            result,
+            sentence=f"{result.sentence} Note: {pairs} answered every case identically (the same checkpoint under "
+            "two names?); the interval counts them as separate seeds.",
+            details={**result.details, "identical_outputs": [list(names) for names in twins]},
+        )
     failed = [cp for cp in usable if cp.run is not None and cp.run.status == "failed"]
     if failed:
         what = ", ".join(f"{cp.name} ({cp.run.failure})" for cp in failed if cp.run is not None)

@@ -231,3 +231,12 @@ def test_the_gate_runs_checkpoints_only_when_nothing_blocks_it(project: Project,
     assert ": 5 run now" in capsys.readouterr().out  # --rerun runs the checkpoints again too
     assert project.cli("gate") == ExitCode.PASS
     assert ": 5 reused" in capsys.readouterr().out
+
+
+def test_one_checkpoint_declared_twice_is_said(project: Project) -> None:
+    setup(project, k=3)
+    (project.root / "weights" / "seed_3.json").write_text((project.root / "weights" / "seed_2.json").read_text())
+    _, data = seeds(project)
+    assert data["rule"]["details"]["identical_outputs"] == [["seed_2", "seed_3"]]
+    assert ("Note: seed_2 and seed_3 answered every case identically (the same checkpoint under two names?); the "
+            "interval counts them as separate seeds.") in data["rule"]["sentence"]
