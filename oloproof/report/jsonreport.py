@@ -89,6 +89,7 @@ def to_json(result: GateResult) -> dict[str, Any]:
                 "invalidates": list(report.invalidates),
                 "lines": list(report.lines),
                 "data": report.data,
+                "limitations": list(report.limitations),
             }
             for report in result.checks
         ],
