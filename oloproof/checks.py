@@ -8,6 +8,8 @@ gate, the composition root, lists them (``oloproof.gate.registry``) and calls ea
   only report its status.
 - ``rule_results``: after the rules are decided, a check may add rows of its own (e.g. the
   recipe rule of the seeds check), which join the gate's verdict.
+- ``final_report``: then, a check may complete its precheck report with what it learnt deciding
+  them (which runs it made or reused, what its verdict cannot tell).
 
 Adding a capability is adding its package and one line in ``oloproof.gate.registry()``; this
 module never imports a capability.
@@ -15,6 +17,7 @@ module never imports a capability.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from oloproof.config import Release
@@ -29,6 +32,8 @@ class GateContext:
     testset: TestSet
     store: RunStore
     quiet: bool = True
+    rerun: bool = False  # run every declared command again, even where a stored run could stand in
+    on_batch: Callable[[int, int], None] | None = None  # progress of a run a check makes
 
 
 class GateCheck:
@@ -41,3 +46,6 @@ class GateCheck:
 
     def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
         return []
+
+    def final_report(self, ctx: GateContext, report: CheckReport) -> CheckReport:
+        return report

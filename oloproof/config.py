@@ -24,7 +24,7 @@ from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
-from oloproof.seeds.spec import SEEDS, SeedsSpec, load_seeds_file, parse_seeds
+from oloproof.seeds.spec import SEEDS, SeedsSpec, check_against_system, load_seeds_file, parse_seeds
 from oloproof.system import SYSTEM, SystemSpec, build_system
 from oloproof.testset import TESTSET
 
@@ -98,6 +98,8 @@ class Release:
         if self.metamorphic is not None:
             files += [self.resolve(spec.labels) for spec in self.metamorphic.transforms if spec.labels is not None]
         files += list(self.system.files(self.base_dir))
+        if self.seeds is not None:
+            files += checkpoint_files(self.seeds, self.system, self.base_dir)
         return files
 
     def resolve(self, relative: str) -> Path:
@@ -154,10 +156,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         )
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
+        check_seeds(seeds, by_criterion=by_criterion, system=system, base_dir=base_dir)
         rule = seeds.rule
-        require_criterion(
-            by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True
-        )
         if rule.id in {policy_rule.id for policy_rule in policy.rules}:
             raise ConfigError(
                 seeds.source, rule.line, f"{rule.key_path}.id", f"rule id '{rule.id}' is also a policy rule"
@@ -167,7 +167,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         rule = seeds.rule
         digest_source["seeds"] = {
             "recipe": seeds.recipe,
-            "checkpoints": list(seeds.checkpoints),
+            "checkpoints": seeds.digest_source(),
             "rule": [rule.id, rule.criterion, rule.kind, rule.threshold],
         }
     digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -190,6 +190,36 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         policy_file=policy_file,
         seeds_file=None if not isinstance(data["seeds"], str) else resolve_path(base_dir, data["seeds"]),
     )
+
+
+def check_seeds(seeds: SeedsSpec, *, by_criterion: dict[str, Evaluator], system: SystemSpec, base_dir: Path) -> None:
+    """What a seeds block can only be checked against release.yaml for, before any checkpoint runs:
+    its rule's criterion exists and scores one run, a command checkpoint's version is not the gated
+    system's (run by another command), its artifacts exist."""
+    rule = seeds.rule
+    require_criterion(
+        by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True
+    )
+    check_against_system(seeds, system_version=system.version, system_command=system.command_text)
+    for cp in seeds.checkpoints:
+        for index, artifact in enumerate(cp.artifacts):
+            if not resolve_path(base_dir, artifact).exists():
+                raise ConfigError(
+                    cp.source,
+                    cp.line,
+                    f"{cp.key_path}.artifacts[{index}]",
+                    f"{artifact}: no such file or directory (relative to the directory of release.yaml)",
+                )
+
+
+def checkpoint_files(seeds: SeedsSpec, system: SystemSpec, base_dir: Path) -> list[Path]:
+    """The files the command checkpoints run with: what their commands name, and their artifacts."""
+    files: list[Path] = []
+    for cp in seeds.checkpoints:
+        if cp.command is not None:
+            files += system.files(base_dir, cp.command)
+        files += [resolve_path(base_dir, artifact) for artifact in cp.artifacts]
+    return files
 
 
 # Evaluator types whose outcomes are always pass/fail (a judge may grade with scores).

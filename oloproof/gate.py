@@ -23,8 +23,8 @@ from oloproof.holdout.cases import refuse_holdout_as_dev_set
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.leakage.check import LeakageCheck
-from oloproof.metamorphic.variants import LIMITATIONS as METAMORPHIC_LIMITATIONS
 from oloproof.metamorphic.variants import VariantProvider
+from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import execute, find_reusable, system_fingerprint
@@ -62,7 +62,7 @@ def run_gate(
     join the prechecks (a blocking one blocks every rule)."""
     testset = load_dev_testset(release)
     store = store if store is not None else RunStore(release.base_dir)
-    ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet)
+    ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet, rerun=rerun, on_batch=on_batch)
     checks = registry()
     reports = reports_before + tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -75,6 +75,7 @@ def run_gate(
         outcomes: dict[str, CriterionOutcome] | None = None,
         problems: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
+        decided: bool = True,
     ) -> GateResult:
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(
@@ -89,7 +90,7 @@ def run_gate(
             problems=problems,
             checker=checker_identity(),
             generated_at=generated_at,
-            limitations=limitations_for(release),
+            limitations=limitations_for(release) if decided else LIMITATIONS,  # a blocked gate tried nothing
             run_notes=notes,
         )
 
@@ -101,7 +102,7 @@ def run_gate(
             RuleResult.undecided(rule, Verdict.BLOCKED, reasons, n=len(testset), sentence=f"Not decided: {why}")
             for rule in release.policy.rules
         )
-        return result(rules)
+        return result(rules, decided=False)
 
     baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
     record, outputs, reused, run_notes = _obtain_run(
@@ -140,6 +141,9 @@ def run_gate(
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(check.rule_results(ctx, rules))
+    reports = tuple(
+        checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
+    )
     return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems, notes=run_notes)
 
 
@@ -300,7 +304,7 @@ def _decide_regression(
 def limitations_for(release: Release) -> tuple[str, ...]:
     if release.metamorphic is None:
         return LIMITATIONS
-    return LIMITATIONS + METAMORPHIC_LIMITATIONS
+    return LIMITATIONS + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:

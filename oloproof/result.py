@@ -129,6 +129,7 @@ class CheckReport:
     data: dict[str, Any] = field(default_factory=dict)  # for the JSON report
     source: str | None = None  # config file and line the check was declared at (annotations)
     line: int | None = None
+    limitations: tuple[str, ...] = ()  # what this check's evidence cannot tell (joins the gate's)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +149,18 @@ class GateResult:
     # Why the run that decides is the one it is: a stored run of this version not reused (its
     # system files changed, it was imported, a pull request added it), said in every report.
     run_notes: tuple[str, ...] = ()
+
+    @property
+    def cannot_tell(self) -> tuple[str, ...]:
+        """Everything this evidence cannot tell: the gate's ``limitations`` and each check's, once each."""
+        items = [*self.limitations, *(item for report in self.checks for item in report.limitations)]
+        return tuple(dict.fromkeys(items))
+
+    @property
+    def specific_limitations(self) -> tuple[str, ...]:
+        """``cannot_tell`` without the sentences every gate carries: what the checks this gate ran
+        cannot tell (the terminal shows these)."""
+        return tuple(item for item in self.cannot_tell if item not in LIMITATIONS)
 
     @property
     def version(self) -> str:

@@ -84,13 +84,15 @@ def one_decimal(value: float) -> float:
     return round(100 * value, 1)
 
 
-def test_the_readme_commands_print_the_guide_figures(demo: Path, tmp_path: Path) -> None:
+def test_the_guide_figures_with_seed_runs_made_by_hand(demo: Path, tmp_path: Path) -> None:
+    # (tests/test_example_model_validation.py runs the README's own commands, each in a process.)
     # 1. leakage: required and nothing recorded: BLOCKED.
     assert cli(["gate", "--json", str(tmp_path / "blocked.json")]) == 3
     assert {r["verdict"] for r in report(tmp_path / "blocked.json")["rules"]} == {"BLOCKED"}
     # 2. the leakage check is clean and recorded.
     assert cli(["leakage", "check", "--training", "data/training.jsonl", "--record", "--quiet"]) == 0
-    # 3. the five seed runs.
+    # 3. the five seed runs made by hand, as `oloproof run --command` makes them: the seeds file's
+    # command checkpoints then reuse them (same command, same files), in the gate and in `oloproof seeds`.
     for k in range(1, 6):
         assert cli(["run", "--version", f"seed_{k}", "--command", f"python model/predict.py --weights model/seeds/seed_{k}.npz", "--quiet"]) == 0
     # 4. the gate: accuracy PASS, the declared noise transform undecided, the recipe PASS.
@@ -105,6 +107,7 @@ def test_the_readme_commands_print_the_guide_figures(demo: Path, tmp_path: Path)
     # 5. the seeds command: the page's figures, to one decimal of a percent.
     assert cli(["seeds", "seeds.yaml", "--policy", "recipe.yaml", "--json", str(tmp_path / "seeds.json")]) == 0
     seeds = report(tmp_path / "seeds.json")
+    assert [cp["run"] for cp in seeds["checkpoints"]] == ["reused"] * 5
     rates = [one_decimal(cp["pass_rate"]) for cp in seeds["checkpoints"]]
     assert (min(rates), max(rates)) == (85.7, 90.3)
     interval = seeds["rule"]["interval"]

@@ -15,6 +15,8 @@ EXAMPLES = {
     "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
 }
+# What to run first in each copy: the example's main job (its README's first command).
+FIRST = {"model-validation": "oloproof leakage check --training data/training.jsonl --record && oloproof gate"}
 # Never copied: caches, and lock files (a lock is not evidence).
 IGNORED = ("__pycache__", "*.pyc", "*.lock", ".locks")
 
@@ -46,5 +48,5 @@ def handle(args: argparse.Namespace) -> int:
     with resources.as_file(source) as path:
         shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
     console.print(f"copied the {args.example} example to {inert(target)}/")
-    console.print(f"next: cd {inert(target)} && oloproof gate")
+    console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
     return 0

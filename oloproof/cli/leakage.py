@@ -59,6 +59,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--round", dest="digits", type=int, metavar="N", help="round numbers to N decimals before comparing (0-15)"
     )
     check.add_argument(
+        "--image-root",
+        metavar="DIR",
+        help="what relative image paths in the training file are relative to (default: the directory of "
+        "release.yaml, as for the test set's)",
+    )
+    check.add_argument(
         "--skip-malformed",
         action="store_true",
         help="skip training rows that cannot be read, and count them (default: stop with file:line, exit 2)",
@@ -94,6 +100,11 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--field: expected key paths such as 'text' or 'features.income'")
     release = common.load(args)
     common.check_outputs(args.json, release=release, inputs=[args.training])
+    image_root = None
+    if args.image_root is not None:
+        image_root = Path(args.image_root).resolve()
+        if not image_root.is_dir():
+            raise UsageError(f"--image-root: {args.image_root}: not a directory")
     testset = load_testset(release.resolve(release.testset_path), display=release.testset_path)  # as the gate loads it
     size = Path(args.training).stat().st_size if Path(args.training).is_file() else 0
     with ScanProgress(
@@ -109,6 +120,7 @@ def handle(args: argparse.Namespace) -> int:
             format=args.format,
             jobs=args.jobs,
             progress=progress,
+            image_root=image_root,
         )
     console = common.console()
     lines = describe(result)

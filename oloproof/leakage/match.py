@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError
+from oloproof.leakage.images import ImageProblem
 from oloproof.leakage.normalise import MISSING, normalise_string, normalise_text
 from oloproof.leakage.plan import BUCKET_LIMIT, KeyGroup, MatchPlan, lookup_candidates
 
@@ -129,20 +130,24 @@ class Matcher:
             except RecursionError:
                 self.malformed(self.counts.rows + self.counts.malformed + count + 1, TOO_DEEP)
                 continue
+            except ImageProblem as exc:
+                self.malformed(self.counts.rows + self.counts.malformed + count + 1, exc.message)
+                continue
             count += 1
         self.counts.rows += count
 
     def scan_json_lines(self, lines: list[bytes], first_line: int) -> None:
         """Parse and check a block of JSONL lines; ``first_line`` is the number of ``lines[0]``.
 
-        A value nested too deeply to normalise (RecursionError) is a malformed row: the block is
-        then checked again row by row, on the general path, to find its line.
+        A value nested too deeply to normalise (RecursionError), or a picture that cannot be read
+        at an image key (``ImageProblem``), is a malformed row: the block is then checked again row
+        by row, on the general path, to find its line.
         """
         counts = self.counts
         before = (counts.rows, counts.matched_rows, counts.malformed, len(counts.malformed_lines), counts.lines)
         try:
             self._scan_json_block(lines, first_line)
-        except RecursionError:
+        except (RecursionError, ImageProblem):
             counts.rows, counts.matched_rows, counts.malformed, kept, counts.lines = before
             del counts.malformed_lines[kept:]
             self._scan_json_rows(lines, first_line)
@@ -163,6 +168,9 @@ class Matcher:
                 self.check_row(row)
             except RecursionError:
                 self.malformed(line, TOO_DEEP)
+                bad += 1
+            except ImageProblem as exc:
+                self.malformed(line, exc.message)
                 bad += 1
         self.counts.rows += len(lines) - bad
         self.counts.lines += len(lines)
@@ -295,7 +303,11 @@ class Matcher:
             if tick is not None and not rows & 0x3FFF:
                 tick(counts.rows + rows)
             if fast is None:
-                check(row)
+                try:
+                    check(row)
+                except ImageProblem as exc:
+                    rows -= 1
+                    self.malformed(start, exc.message)
                 continue
             first, kind, exact, buckets, group, getters = fast
             cell = first(row)
@@ -350,7 +362,7 @@ class Matcher:
         ]
         | None
     ):
-        if len(self.plan.groups) != 1 or self.plan.domain != "text":
+        if len(self.plan.groups) != 1 or self.plan.domain != "text" or self.plan.image_keys:
             return None
         group = self.plan.groups[0]
         values = group.value_sets[0]
@@ -367,7 +379,7 @@ class Matcher:
     ) -> (
         tuple[str, str | None, frozenset[Hashable], frozenset[int] | None, KeyGroup, list[Callable[[Any], Any]]] | None
     ):
-        if len(self.plan.groups) != 1 or self.plan.domain != "typed":
+        if len(self.plan.groups) != 1 or self.plan.domain != "typed" or self.plan.image_keys:
             return None
         group = self.plan.groups[0]
         primary = lookup_candidates(group.names[0])[0]

@@ -6,9 +6,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import DataError
+from oloproof.leakage.images import (
+    ImageProblem,
+    OtherShape,
+    Pixels,
+    TrainingImages,
+    image_keys,
+    image_path,
+    read_pixels,
+)
 from oloproof.leakage.normalise import MISSING, Domain, normalise_case_value, normalise_text, normalise_value
 
 if TYPE_CHECKING:
@@ -150,13 +160,26 @@ class MatchPlan:
     digits: int | None
     domain: Domain
     fields: tuple[str, ...] | None
+    image_keys: frozenset[str] = frozenset()  # compared by their pictures' pixels (leakage.images)
+    image_root: Path = Path(".")  # what a training row's relative image path is relative to
+    image_shapes: frozenset[tuple[str, int, int]] = frozenset()  # (mode, width, height) of the test pictures
 
     @property
     def compared(self) -> tuple[str, ...]:
         return tuple(sorted({name for group in self.groups for name in group.names}))
 
     def normaliser(self) -> Callable[[Any, int | None], Hashable]:
-        return normalise_text if self.domain == "text" else normalise_value
+        base = normalise_text if self.domain == "text" else normalise_value
+        if not self.image_keys:
+            return base
+
+        def normalise(value: Any, digits: int | None) -> Hashable:
+            return value if type(value) in (Pixels, OtherShape) else base(value, digits)
+
+        return normalise
+
+    def training_images(self, name: str) -> TrainingImages:
+        return TrainingImages(self.image_root, self.image_shapes, name)
 
     def passes(self, group: KeyGroup, position: int, value: Any) -> bool:
         """The cheap test of one value of a row: could it equal some case's value here?"""
@@ -181,7 +204,10 @@ class MatchPlan:
             for position, (name, getter) in enumerate(zip(group.names, group_getters, strict=True)):
                 hits = strings = seen = 0
                 for row in rows:
-                    value = getter(row)
+                    try:
+                        value = getter(row)
+                    except ImageProblem:  # the scan reports the row, with its line
+                        continue
                     if value is MISSING:
                         continue
                     seen += 1
@@ -192,7 +218,9 @@ class MatchPlan:
                         continue
                 present[name] = max(present[name], seen)
                 pass_rate = (hits + 0.5) / (len(rows) + 1)
-                if self.domain == "text":  # a cell costs a float() when every case value is a number
+                if name in self.image_keys:  # reading a picture costs far more than any value: test it last
+                    cost = 1000.0
+                elif self.domain == "text":  # a cell costs a float() when every case value is a number
                     numeric = all(type(value) in (int, float) for value in group.value_sets[position])
                     cost = 0.15 if numeric else 0.6
                 else:
@@ -202,26 +230,74 @@ class MatchPlan:
         return present
 
 
-def build_plan(testset: TestSet, *, fields: tuple[str, ...] | None, digits: int | None, domain: Domain) -> MatchPlan:
-    """Normalise and hash every case's compared values (errors name the test-set line)."""
-    by_names: dict[tuple[str, ...], KeyGroup] = {}
-    for index, case in enumerate(testset.cases):
+def testset_image_keys(testset: TestSet, fields: tuple[str, ...] | None) -> frozenset[str]:
+    """The image keys a check of ``testset`` with ``--field fields`` compares (no file is read)."""
+    chosen = []
+    for case in testset.cases:
         leaves = case_leaves(case.inputs, case_id=case.id, path=testset.path, line=case.line)
-        chosen = select_fields(leaves, fields, case_id=case.id, path=testset.path, line=case.line)
+        chosen.append(select_fields(leaves, fields, case_id=case.id, path=testset.path, line=case.line))
+    return image_keys(chosen)
+
+
+def build_plan(
+    testset: TestSet,
+    *,
+    fields: tuple[str, ...] | None,
+    digits: int | None,
+    domain: Domain,
+    case_root: Path | None = None,
+    image_root: Path | None = None,
+) -> MatchPlan:
+    """Normalise and hash every case's compared values (errors name the test-set line). Image keys
+    (``leakage.images``) hold their pictures' digests; a case's relative image path resolves against
+    ``case_root`` (the directory of release.yaml), a training row's against ``image_root``
+    (default: ``case_root``)."""
+    root = case_root if case_root is not None else Path(".")
+    chosen_by_case: list[dict[str, Any]] = []
+    for case in testset.cases:
+        leaves = case_leaves(case.inputs, case_id=case.id, path=testset.path, line=case.line)
+        chosen_by_case.append(select_fields(leaves, fields, case_id=case.id, path=testset.path, line=case.line))
+    images = image_keys(chosen_by_case)
+    shapes: set[tuple[str, int, int]] = set()
+    by_names: dict[tuple[str, ...], KeyGroup] = {}
+    for index, (case, chosen) in enumerate(zip(testset.cases, chosen_by_case, strict=True)):
         names = tuple(sorted(chosen))
         group = by_names.setdefault(names, KeyGroup(names=names, vectors=[]))
-        try:
-            values = tuple(normalise_case_value(chosen[name], digits, domain) for name in names)
-        except RecursionError:
-            raise DataError(
-                testset.path, case.line, f"case '{case.id}': a value is nested too deeply to compare"
-            ) from None
-        group.vectors.append((index, values))
+        values: list[Hashable] = []
+        for name in names:
+            value = chosen[name]
+            if name in images and value is not None:
+                try:
+                    pixels = read_pixels(image_path(value, root))
+                except ImageProblem as exc:
+                    raise DataError(
+                        testset.path,
+                        case.line,
+                        f"case '{case.id}': {name}: image {value} (relative to {root}): {exc.message}",
+                    ) from None
+                assert isinstance(pixels, Pixels)
+                shapes.add(pixels.shape)
+                values.append(pixels)
+                continue
+            try:
+                values.append(normalise_case_value(value, digits, domain))
+            except RecursionError:
+                raise DataError(
+                    testset.path, case.line, f"case '{case.id}': a value is nested too deeply to compare"
+                ) from None
+        group.vectors.append((index, tuple(values)))
     groups = sorted(by_names.values(), key=lambda group: -len(group.vectors))
     for group in groups:
         group.build_sets(digits=digits)
     return MatchPlan(
-        case_ids=tuple(case.id for case in testset.cases), groups=groups, digits=digits, domain=domain, fields=fields
+        case_ids=tuple(case.id for case in testset.cases),
+        groups=groups,
+        digits=digits,
+        domain=domain,
+        fields=fields,
+        image_keys=images,
+        image_root=image_root if image_root is not None else root,
+        image_shapes=frozenset(shapes),
     )
 
 
@@ -257,4 +333,17 @@ def json_getter(name: str) -> Callable[[Any], Any]:
 
 def json_getters(plan: MatchPlan) -> list[list[Callable[[Any], Any]]]:
     """Per group and key (in check order), the getter for parsed JSON/Parquet rows."""
-    return [[json_getter(name) for name in group.names] for group in plan.groups]
+    return [[image_getter(plan, name, json_getter(name)) for name in group.names] for group in plan.groups]
+
+
+def image_getter(plan: MatchPlan, name: str, getter: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``getter``, and at an image key the picture its value names (``TrainingImages``)."""
+    if name not in plan.image_keys:
+        return getter
+    pictures = plan.training_images(name)
+
+    def get_picture(row: Any) -> Any:
+        value = getter(row)
+        return value if value is MISSING else pictures(value)
+
+    return get_picture

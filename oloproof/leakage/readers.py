@@ -31,7 +31,7 @@ import orjson
 
 from oloproof.errors import DataError, UsageError
 from oloproof.leakage.match import Matcher
-from oloproof.leakage.plan import MatchPlan, lookup_candidates
+from oloproof.leakage.plan import MatchPlan, image_getter, lookup_candidates
 
 Format = Literal["jsonl", "csv", "parquet"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "parquet")
@@ -226,7 +226,7 @@ def csv_getters(plan: MatchPlan, header: list[str], display: str) -> list[list[C
                     f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data "
                     f"has, with --field",
                 )
-            row_getters.append(itemgetter(index))
+            row_getters.append(image_getter(plan, name, itemgetter(index)))
         getters.append(row_getters)
     return getters
 

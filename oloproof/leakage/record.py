@@ -21,6 +21,7 @@ import orjson
 from oloproof.errors import DataError, StoreError, UsageError
 from oloproof.files import STORE_DIR, atomic_write_bytes
 from oloproof.identity import checker_identity
+from oloproof.leakage.images import PIXELS
 from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
 from oloproof.leakage.plan import build_plan
 from oloproof.leakage.readers import detect
@@ -67,6 +68,8 @@ class LeakageResult:
     checker: dict[str, str] = field(default_factory=dict)
     created_at: str = ""
     normalisation: str = NORMALISATION  # the version of the normaliser; "" in records made before it was recorded
+    image_keys: tuple[str, ...] = ()  # compared by their pictures' pixels, not their paths
+    images: str = PIXELS  # how pictures are compared; "" in records made before they were
 
     @property
     def clean(self) -> bool:
@@ -99,6 +102,7 @@ class LeakageResult:
             },
             "normalisation": self.normalisation,
             "compared_keys": list(self.compared),
+            "images": {"keys": list(self.image_keys), "compared_by": self.images},
             "key_sources": dict(self.key_sources),
             "training": {
                 "name": self.training_name,
@@ -161,6 +165,8 @@ class LeakageResult:
             checker=dict(data["checker"]),
             created_at=str(data["created_at"]),
             normalisation=str(data.get("normalisation") or ""),
+            image_keys=tuple((data.get("images") or {}).get("keys") or ()),
+            images=str((data.get("images") or {}).get("compared_by") or ""),
         )
 
 
@@ -176,12 +182,22 @@ def run_check(
     jobs: int | None = None,
     progress: Progress | None = None,
     parallel_min_bytes: int | None = None,
+    image_root: Path | None = None,
 ) -> LeakageResult:
-    """Check every case of ``testset`` against the training file ``training``."""
+    """Check every case of ``testset`` against the training file ``training``. Image paths in the test
+    set are read relative to the directory of release.yaml; in the training file relative to
+    ``image_root`` (default: the same directory)."""
     if digits is not None and not 0 <= digits <= 15:
         raise UsageError(f"--round: expected a number of decimals from 0 to 15, got {digits}")
     source = detect(training, format=format)
-    plan = build_plan(testset, fields=fields, digits=digits, domain="text" if source.format == "csv" else "typed")
+    plan = build_plan(
+        testset,
+        fields=fields,
+        digits=digits,
+        domain="text" if source.format == "csv" else "typed",
+        case_root=release.base_dir,
+        image_root=image_root,
+    )
     started = time.perf_counter()
     outcome = scan_training(
         plan,
@@ -219,6 +235,7 @@ def run_check(
         malformed_lines=tuple(counts.malformed_lines),
         leaked_ids=tuple(plan.case_ids[i] for i in sorted(counts.leaked)),
         key_sources=outcome.key_sources,
+        image_keys=tuple(sorted(plan.image_keys)),
         jobs=outcome.jobs,
         duration_s=time.perf_counter() - started,
         config_digest=release.digest,

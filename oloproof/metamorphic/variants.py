@@ -25,15 +25,17 @@ from oloproof.schema import did_you_mean
 from oloproof.testset import TestSet
 from oloproof.transforms.base import get_path
 
+
 # What a flip rate cannot tell (SPEC §5, the guide's "What this cannot tell you"): added to the
 # gate's limitations whenever metamorphic transforms are declared.
-LIMITATIONS = (
-    "Metamorphic checks try only the declared transforms, at the declared size: a low flip rate says nothing about "
-    "perturbations nobody declared, or about larger changes.",
-    "A flip rate over the test set's cases is not an attacker's search: a worst-case input near any case may still "
-    "flip.",
-    "No robustness is certified: no bound is proven for any input; the flip rate is only a rate over these cases.",
-)
+def limitations(names: tuple[str, ...]) -> tuple[str, ...]:
+    """What the flip rates of the transforms ``names`` cannot tell."""
+    tried = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    return (
+        f"Perturbations nobody declared: only {tried} {'was' if len(names) == 1 else 'were'} tried, at the declared "
+        "size; a low flip rate says nothing about larger changes or an attacker's search.",
+        "Certified robustness: a flip rate is a rate over these cases, not a bound proven for any input.",
+    )
 
 
 def run_kind(name: str) -> str:

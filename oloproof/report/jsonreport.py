@@ -89,12 +89,13 @@ def to_json(result: GateResult) -> dict[str, Any]:
                 "invalidates": list(report.invalidates),
                 "lines": list(report.lines),
                 "data": report.data,
+                "limitations": list(report.limitations),
             }
             for report in result.checks
         ],
         "criteria": criteria,
         "problems": list(result.problems),
-        "limitations": list(result.limitations),
+        "limitations": list(result.cannot_tell),
     }
 
 

@@ -16,6 +16,11 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
         f"compared: {result.options_text()}; {NORMALISATION_TEXT}",
         f"  {len(result.compared)} key(s): {', '.join(result.compared)}",
     ]
+    if result.image_keys:
+        lines.append(
+            f"  images compared by their decoded pixels (mode, size, pixels), not their paths: "
+            f"{', '.join(result.image_keys)}"
+        )
     if result.key_sources:
         found = ", ".join(f"{key} as {where}" for key, where in sorted(result.key_sources.items()))
         lines.append(f"  found in the training data under other names: {found}")

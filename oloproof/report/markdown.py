@@ -352,12 +352,7 @@ def _problems_block(result: GateResult) -> Block:
 
 
 def _limitations_block(result: GateResult) -> Block:
-    items = list(result.limitations)
-    for report in result.checks:
-        extra = report.data.get("limitations") if isinstance(report.data, dict) else None
-        if isinstance(extra, (list, tuple)):
-            items.extend(str(item) for item in extra)
-    rows = [f"- {esc(item)}\n" for item in dict.fromkeys(items)]
+    rows = [f"- {esc(item)}\n" for item in result.cannot_tell]
     return Block(head="### What this cannot tell\n\n", rows=rows, name="what this cannot tell")
 
 

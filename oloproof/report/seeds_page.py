@@ -19,9 +19,12 @@ def render(result: SeedsResult) -> str:
     usable = [cp for cp in result.checkpoints if cp.problem is None]
     unstable = set(result.recipe.unstable_cases) if result.recipe else set()
     matrix = result.matrix
+    made = {"new": "run now", "reused": "reused"}
+    rates = result.recipe.seed_pass_rates if result.recipe else (None,) * len(usable)
     head_cells = "".join(
-        f"<th>{html.escape(cp.name)}<br><small>{html.escape(cp.run.version if cp.run else '')}</small></th>"
-        for cp in usable
+        f"<th>{html.escape(cp.name)}<br><small>{'failed' if rate is None else f'{rate:.1%}'} · "
+        f"{html.escape(made.get(cp.origin, 'by ref'))}</small></th>"
+        for cp, rate in zip(usable, rates, strict=True)
     )
     rows: list[str] = []
     for index, case_id in enumerate(ids):
@@ -52,6 +55,7 @@ table{{border-collapse:collapse}} th,td{{border:1px solid #ccc;padding:2px 8px;t
 th[scope=row]{{text-align:left;font-weight:normal;font-family:monospace}}
 .pass{{background:#e6f4ea}} .fail{{background:#fce8e6}} .missing{{background:#eee;color:#777}}
 tr.unstable th{{font-weight:bold}} tr.unstable{{outline:2px solid #f9ab00}}
+h2{{font-size:16px;margin-top:1.5em}} li{{color:#555}}
 </style></head><body>
 <h1>Recipe {html.escape(result.spec.recipe)} across {len(usable)} seed(s)</h1>
 <p>{summary}</p>
@@ -59,5 +63,8 @@ tr.unstable th{{font-weight:bold}} tr.unstable{{outline:2px solid #f9ab00}}
 Cases whose verdict changes with the seed are outlined ({len(unstable)}).</p>
 <table><thead><tr><th>case</th>{head_cells}</tr></thead><tbody>
 {os.linesep.join(rows)}
-</tbody></table></body></html>
+</tbody></table>
+<h2>What this cannot tell</h2>
+<ul>{"".join(f"<li>{html.escape(item)}</li>" for item in result.limitations)}</ul>
+</body></html>
 """

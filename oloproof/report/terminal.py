@@ -121,6 +121,8 @@ def build(result: GateResult) -> Group:
         notes.append(inert(problem) + "\n")
     if notes.plain:
         parts.append(notes)
+    if result.specific_limitations:
+        parts.append(cannot_tell(result.specific_limitations))
     verdict = Text()
     verdict.append("verdict: ", style="bold")
     verdict.append(result.verdict.value, style=STYLE[result.verdict])
@@ -147,11 +149,16 @@ def metamorphic_lines(result: GateResult) -> Text:
     if text.plain:
         head = Text("metamorphic: ", style="bold")
         head.append("flip rates over the cases each transform changed\n")
-        tail = Text(
-            "  only the declared transforms at the declared size; not an attacker's search; no certified robustness",
-            style="dim",
-        )
-        return Text.assemble(head, text, tail)
+        text.rstrip()
+        return Text.assemble(head, text)
+    return text
+
+
+def cannot_tell(items: tuple[str, ...]) -> Text:
+    """The "what this cannot tell" lines, shown once, near the end of a terminal report."""
+    text = Text("what this cannot tell:", style="bold")
+    for item in items:
+        text.append(f"\n  - {inert(item)}", style="dim")
     return text
 
 

@@ -13,16 +13,17 @@ not read ``leakage: required``: the released checkpoint is gated on its own run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import GateCheck, GateContext
 from oloproof.config import Release, require_criterion
 from oloproof.decide import INVALIDATING, interval_text, side_of
-from oloproof.errors import StoreError, UsageError
 from oloproof.evaluators.base import EvalContext
 from oloproof.result import CheckReport, RuleResult
-from oloproof.runstore import resolve_ref
+from oloproof.run import describe_problems
+from oloproof.seeds.runs import Checkpoint, resolve_refs, run_pending
 from oloproof.seeds.spec import SeedsSpec
 from oloproof.verdicts import Verdict
 
@@ -31,19 +32,27 @@ if TYPE_CHECKING:
 
     from oloproof.evaluators.base import CriterionOutcome
     from oloproof.policy import Policy, Rule
-    from oloproof.runstore import RunRecord, RunStore
+    from oloproof.runstore import RunStore
     from oloproof.stats.seeds import RecipeResult
     from oloproof.testset import TestSet
 
 MIN_SEEDS = 3
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Checkpoint:
-    name: str
-    ref: str
-    run: RunRecord | None
-    problem: str | None  # why the run cannot be used
+def limitations(k: int) -> tuple[str, ...]:
+    """What the recipe's verdict cannot tell (the guide's "What this cannot tell you"), for k seeds."""
+    return (
+        "How the checkpoints were trained: whether the seeds were fixed in advance, failed trainings kept, and the "
+        "seed the only difference.",
+        f"Failures rarer than about once in {k} seeds: a recipe that fails one training in {max(2 * k, 10)} may "
+        f"pass all {k}.",
+    )
+
+
+SEEDS_COMMAND_LIMITATION = (
+    "Leakage in the seed runs: `oloproof seeds` does not read `leakage: required` (the released checkpoint's own run "
+    "does)."
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +81,9 @@ class SeedsResult:
                 {
                     "name": cp.name,
                     "ref": cp.ref,
+                    "command": cp.command,
+                    "run": cp.origin,
+                    "notes": list(cp.notes),
                     "run_id": cp.run.run_id if cp.run else None,
                     "version": cp.run.version if cp.run else None,
                     "status": cp.run.status if cp.run else None,
@@ -83,41 +95,37 @@ class SeedsResult:
             ],
             "rule": self.rule.to_json(),
             "unstable_case_ids": [ids[i] for i in recipe.unstable_cases] if recipe else [],
+            "limitations": list(self.limitations),
         }
 
+    @property
+    def limitations(self) -> tuple[str, ...]:
+        return (*limitations(len(self.checkpoints)), SEEDS_COMMAND_LIMITATION)
 
-def resolve_checkpoints(spec: SeedsSpec, store: RunStore, testset: TestSet) -> tuple[Checkpoint, ...]:
-    """Each checkpoint's run; a test set with groups, or checkpoints on another test set or
-    sharing a version, are usage errors (exit 2)."""
-    if testset.has_groups:
-        raise UsageError(
-            f"seeds: {testset.path} declares groups; the crossed cases × seeds interval assumes independent cases, "
-            "so a grouped test set cannot judge a recipe"
-        )
-    records = [record for record in store.records() if record.kind == "system"]
 
-    out: list[Checkpoint] = []
-    seen_versions: dict[str, str] = {}
-    for name, ref in spec.checkpoints:
-        try:
-            record = resolve_ref(ref, records)
-        except StoreError as exc:
-            out.append(Checkpoint(name=name, ref=ref, run=None, problem=str(exc)))
-            continue
-        if record.testset_digest != testset.digest:
-            raise UsageError(
-                f"seeds: checkpoint {name} ({ref} = run {record.run_id}) was made on test set "
-                f"{record.testset_digest[:19]}…, "
-                f"not on {testset.path} ({testset.digest[:19]}…): every checkpoint must run the same test set"
-            )
-        if record.version in seen_versions:
-            raise UsageError(
-                f"seeds: checkpoints {seen_versions[record.version]} and {name} are both version '{record.version}': "
-                "each checkpoint must map to its own system version"
-            )
-        seen_versions[record.version] = name
-        out.append(Checkpoint(name=name, ref=ref, run=record, problem=None))
-    return tuple(out)
+def identical_outputs(checkpoints: list[Checkpoint]) -> list[tuple[str, ...]]:
+    """Checkpoints whose runs answered every case with the same bytes (by the runs' outputs digest):
+    likely one checkpoint declared twice, which would narrow the interval with no second seed."""
+    by_digest: dict[str, list[str]] = {}
+    for cp in checkpoints:
+        if cp.run is not None and cp.run.status != "failed" and cp.run.outputs_sha256:
+            by_digest.setdefault(cp.run.outputs_sha256, []).append(cp.name)
+    return [tuple(names) for names in by_digest.values() if len(names) > 1]
+
+
+def gather_checkpoints(
+    spec: SeedsSpec,
+    release: Release,
+    testset: TestSet,
+    store: RunStore,
+    *,
+    rerun: bool = False,
+    on_batch: Callable[[int, int], None] | None = None,
+    on_start: Callable[[Checkpoint], None] | None = None,
+) -> tuple[Checkpoint, ...]:
+    """Every checkpoint's run: refs resolved first, then each command checkpoint run or reused."""
+    resolved = resolve_refs(spec, store, testset)
+    return run_pending(spec, release, testset, store, resolved, rerun=rerun, on_batch=on_batch, on_start=on_start)
 
 
 def decide_recipe(
@@ -126,10 +134,10 @@ def decide_recipe(
     policy: Policy,
     testset: TestSet,
     store: RunStore,
-    checkpoints: tuple[Checkpoint, ...] | None = None,
+    checkpoints: tuple[Checkpoint, ...],
 ) -> SeedsResult:
-    """Decide the recipe rule; ``checkpoints`` resolved earlier (the gate resolves them before
-    its own run, so that run can never shift ``latest~N`` refs) or now."""
+    """Decide the recipe rule on ``checkpoints`` (``gather_checkpoints``; the gate resolves refs
+    before its own run, so that run can never shift ``latest~N`` refs)."""
     import numpy as np  # lazy: start-up
 
     from oloproof.stats.seeds import recipe_interval  # lazy: start-up (scipy)
@@ -138,8 +146,6 @@ def decide_recipe(
     evaluator = require_criterion(
         release.criteria(), rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion", single_run=True
     )
-    if checkpoints is None:
-        checkpoints = resolve_checkpoints(spec, store, testset)
     usable = [cp for cp in checkpoints if cp.problem is None]
     common = dict(
         rule_id=rule.id,
@@ -160,8 +166,8 @@ def decide_recipe(
             passes=None,
             missing=0,
             resolution=None,
-            sentence=f"recipe {spec.recipe}: no run for {names}; run each checkpoint, e.g. "
-            "`oloproof run --version NAME --command '...'`.",
+            sentence=f"recipe {spec.recipe}: no run for {names}; declare each checkpoint by its command "
+            "(seed_1: {command: ...}) or run it, e.g. `oloproof run --version NAME --command '...'`.",
             **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=None)
@@ -192,6 +198,24 @@ def decide_recipe(
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
     result = _verdict(spec, rule, policy, recipe, matrix, reasons, interval_text, common)
+    twins = identical_outputs(usable)
+    if twins:
+        pairs = "; ".join(" and ".join(names) for names in twins)
+        result = replace(
+            result,
+            sentence=f"{result.sentence} Note: {pairs} answered every case identically (the same checkpoint under "
+            "two names?); the interval counts them as separate seeds.",
+            details={**result.details, "identical_outputs": [list(names) for names in twins]},
+        )
+    failed = [cp for cp in usable if cp.run is not None and cp.run.status == "failed"]
+    if failed:
+        what = ", ".join(f"{cp.name} ({cp.run.failure})" for cp in failed if cp.run is not None)
+        result = replace(
+            result,
+            sentence=f"{result.sentence} The run of {what} failed: its unanswered cases count as failures for the "
+            "lower bound and passes for the upper.",
+            details={**result.details, "failed_checkpoints": [cp.name for cp in failed]},
+        )
     return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=recipe, matrix=matrix)
 
 
@@ -280,29 +304,67 @@ class SeedsCheck(GateCheck):
     name = "seeds"
 
     def __init__(self) -> None:
-        self._checkpoints: tuple[Checkpoint, ...] | None = None
+        self._checkpoints: tuple[Checkpoint, ...] = ()
+        self._result: SeedsResult | None = None
 
     def precheck(self, ctx: GateContext) -> CheckReport | None:
         spec = ctx.release.seeds
         if spec is None:
             return None
-        # Resolved now, before the gate makes its own run: `latest~4 ... latest` must name the
-        # seed runs, never the run this gate is about to add.
-        self._checkpoints = resolve_checkpoints(spec, ctx.store, ctx.testset)
+        # Refs are resolved now, before the gate makes its own run: `latest~4 ... latest` must
+        # name the seed runs, never the run this gate is about to add. Command checkpoints run
+        # only once nothing blocks the gate (rule_results).
+        self._checkpoints = resolve_refs(spec, ctx.store, ctx.testset)
         return CheckReport(
             name="seeds",
             title="Recipe across seeds",
-            status=(
-                f"recipe {spec.recipe}: {len(spec.checkpoints)} checkpoint(s) "
-                f"({', '.join(name for name, _ in spec.checkpoints)})"
-            ),
+            status=f"recipe {spec.recipe}: {len(spec.checkpoints)} checkpoint(s) ({', '.join(spec.names)})",
         )
 
     def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
         spec = ctx.release.seeds
         if spec is None:
             return []
-        result = decide_recipe(
+        self._checkpoints = run_pending(
+            spec, ctx.release, ctx.testset, ctx.store, self._checkpoints, rerun=ctx.rerun, on_batch=ctx.on_batch
+        )
+        self._result = decide_recipe(
             spec, ctx.release, ctx.release.policy, ctx.testset, ctx.store, checkpoints=self._checkpoints
         )
-        return [result.rule]
+        return [self._result.rule]
+
+    def final_report(self, ctx: GateContext, report: CheckReport) -> CheckReport:
+        """The precheck's report, with where each checkpoint's run came from and what the recipe
+        cannot tell (once the recipe was decided)."""
+        if self._result is None:
+            return report
+        made = [cp for cp in self._checkpoints if cp.origin == "new"]
+        reused = [cp for cp in self._checkpoints if cp.origin == "reused"]
+        parts = [f"{len(made)} run now"] if made else []
+        parts += [f"{len(reused)} reused"] if reused else []
+        named = len(self._checkpoints) - len(made) - len(reused)
+        parts += [f"{named} named by ref"] if named else []
+        return replace(
+            report,
+            status=f"{report.status}: {', '.join(parts)}",
+            lines=checkpoint_lines(self._checkpoints),
+            data={"checkpoints": self._result.to_json()["checkpoints"]},
+            limitations=limitations(len(self._checkpoints)),
+        )
+
+
+def checkpoint_lines(checkpoints: tuple[Checkpoint, ...]) -> tuple[str, ...]:
+    """One line per checkpoint: its run and whether it was made now, reused or named by a ref;
+    why a stored run was not reused; what went wrong in a run made now."""
+    lines: list[str] = []
+    for cp in checkpoints:
+        if cp.run is None:
+            lines.append(f"{cp.name}: no run ({cp.problem})")
+            continue
+        how = {"new": "made now", "reused": "reused"}.get(cp.origin, f"named by {cp.ref}")
+        run = cp.run
+        lines.append(f"{cp.name}: run {run.run_id} {how} ({run.status}, {run.n_outputs}/{run.n_cases} outputs)")
+        lines.extend(f"  {note}" for note in cp.notes)
+        if cp.origin == "new":
+            lines.extend(f"  {problem}" for problem in describe_problems(run, limit=3))
+    return tuple(lines)

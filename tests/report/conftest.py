@@ -53,18 +53,19 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
         CheckReport(
             name="leakage", title="Leakage", status="clean: none of 100 cases is in data/training.jsonl (5000 rows)",
             sentence="Exact match after lowercasing and collapsing whitespace.",
-            data={"limitations": ["Near-duplicates of training rows are not checked."]},
+            limitations=("Near-duplicates of training rows are not checked.",),
         ),
         CheckReport(
             name="metamorphic", title="Metamorphic transforms", status="1 declared transform",
             lines=("noise (declared): 7 of 97 changed cases flipped, flip rate 0.072 on the dev set; 3 not applicable",),
-            data={"limitations": ["Undeclared perturbations, larger changes, an attacker's search and certified robustness are not examined."]},
+            limitations=("Undeclared perturbations, larger changes, an attacker's search and certified robustness are not examined.",),
         ),
         CheckReport(
             name="seeds", title="Seeds: recipe loan-model", status="5 seeds; 86 cases change verdict with the seed",
             verdict=Verdict.MANUAL_REVIEW, reasons=("approximate_method",),
             sentence="The recipe interval is approximate.", lines=("seed_1: 0.911 (319/350)", "seed_3: 0.843 (295/350)"),
             source="release.yaml", line=14,
+            limitations=("Failures rarer than about once in 5 seeds: a recipe that fails one training in 10 may pass all 5.",),
         ),
         CheckReport(
             name="holdout", title="Holdout", status="3 of 20 reads used, 17 left",
