@@ -92,7 +92,8 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
     """Refuse, before any work, a report path that would destroy something or could not be written.
 
     A report is never written over an input of the command (release.yaml, the policy, the test
-    set, the holdout, the training file, a labels or seeds file, the system's files), over
+    set, the holdout, the training file, a labels or seeds file, the system's files), into
+    ``.oloproof/`` (the evidence: runs, holdout outcome records, the register, locks), over
     something that is not a regular file (a directory, a FIFO, a device: as root, replacing
     ``/dev/null`` replaces the device node), or twice by one command. Its directory is created
     now, so that a verdict is never computed and then lost.
@@ -118,6 +119,11 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
         if target in resolved_inputs:
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"
+            )
+        if STORE_DIR in target.parts[:-1]:
+            raise UsageError(
+                f"{shown}: is inside {STORE_DIR}/, where oloproof keeps its evidence (runs, holdout records, the "
+                "register); write reports elsewhere"
             )
         info: os.stat_result | None
         try:

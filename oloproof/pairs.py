@@ -152,12 +152,19 @@ def pair(old: Sequence[bool | None], new: Sequence[bool | None], *, confidence: 
         exact=combined("melded"),
         tango=combined("tango"),
         mcnemar_p=mcnemar_exact_p(len(improved), len(regressed)) if answered else None,
-        resolution=paired_mdd(n, psi=max(discordance, MIN_DISCORDANCE), confidence=confidence),
+        resolution=_resolution(n, discordance, confidence),
         discordance=discordance,
         regressed=regressed,
         improved=improved,
         missing=missing,
     )
+
+
+def _resolution(n: int, discordance: float, confidence: float) -> float | None:
+    """The paired minimum detectable difference, or None when it is 1 or more (a set too small to
+    resolve any difference: two cases "resolve" 280 points otherwise)."""
+    mdd = paired_mdd(n, psi=max(discordance, MIN_DISCORDANCE), confidence=confidence)
+    return mdd if mdd < 1.0 else None
 
 
 def listed(ids: Sequence[str], *, limit: int = 10) -> str:

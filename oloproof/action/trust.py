@@ -140,9 +140,10 @@ def append_only_problems(release: Release, trust: BaseTrust) -> list[str]:
 
 def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
     """The gate's row for the pull request's evidence: BLOCKED when a log was rewritten."""
-    problems = append_only_problems(release, trust)
+    added, rewritten = _holdout_changes(release, trust)
+    problems = [*append_only_problems(release, trust), *rewritten]
     leakage = _changed_leakage_records(release, trust)
-    lines = [*trust.problems, *leakage]
+    lines = [*trust.problems, *leakage, *added]
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
     if problems:
         return CheckReport(
@@ -157,6 +158,50 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
             source=release.path,
         )
     return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
+
+
+def _holdout_changes(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:
+    """Reads a pull request adds to the holdout log (reads happen on release or default-branch
+    pushes, and the action refuses them here, so these came from elsewhere: for a reviewer, not for
+    ``oloproof gap`` to take on trust), and outcome records it changes or removes (a read's outcomes
+    never change after the read: the log is tampered)."""
+    if release.holdout is None or not trust.available:
+        return [], []
+    out: list[str] = []
+    rewritten: list[str] = []
+    log = release.resolve(release.holdout.log)
+    old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, log)}")
+    try:
+        now = verify(log.read_bytes(), shown=release.holdout.log).reads
+    except OSError:
+        now = ()
+    before = 0 if old is None else len(verify(old, shown=release.holdout.log).reads)
+    added = [entry for entry in now if entry.seq > before]
+    if added:
+        out.append(
+            f"{release.holdout.log} gains {len(added)} read(s) in this pull request (read "
+            f"{', '.join(str(entry.seq) for entry in added)}): holdout reads are made on releases and default-branch "
+            "pushes, never in a pull request; review where they came from before trusting them"
+        )
+    folder = release.base_dir / STORE_DIR / "holdout"
+    prefix = _repo_path(release.base_dir, folder)
+    listing = git_bytes(release.base_dir, "ls-tree", "--name-only", "-z", trust.base_sha, "--", prefix + "/") or b""
+    for name in sorted(item.decode("utf-8", "replace") for item in listing.split(b"\0") if item):
+        if not name.rsplit("/", 1)[-1].startswith("read-"):
+            continue
+        path = folder / name.rsplit("/", 1)[-1]
+        base = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{name}")
+        try:
+            current: bytes | None = path.read_bytes()
+        except OSError:
+            current = None
+        if base != current:
+            rewritten.append(
+                f"the holdout outcome record {STORE_DIR}/holdout/{path.name} is "
+                f"{'removed' if current is None else 'changed'} by this pull request: a read's outcomes never change "
+                "after the read"
+            )
+    return out, rewritten
 
 
 def _changed_leakage_records(release: Release, trust: BaseTrust) -> list[str]:

@@ -5,11 +5,13 @@ records, in hash order: counts only). Each set's scores are then post-stratified
 set of weights — declared (``--weights``: production's mix, say), or else the holdout's — and the
 fit is recomputed from the two reweighted paired differences (STATISTICS.md §5). Strata too thin
 to score alone are collapsed by ``oloproof.stats.gap``'s rule, and said so. A case without a
-stratum counts under ``(none)``.
+stratum counts under ``(none)``. A holdout stratum of fewer than 5 cases shows its count but not its
+passes: with one or two cases, "1 → 1 of 1" would be a holdout case's outcome under both versions.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import UsageError
 from oloproof.pairs import interval_json
 from oloproof.stats.gap import (
+    MIN_STRATUM_SIZE,
     mover_difference,
     paired_strata_groups,
     reweighted_paired_difference,
@@ -40,7 +43,7 @@ class StratumRow:
     holdout_n: int
     weight: float
     dev_passes: tuple[int, int]  # baseline, current
-    holdout_passes: tuple[int, int]
+    holdout_passes: tuple[int, int] | None  # None: withheld, the stratum is too small to show
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,7 +52,9 @@ class StratumRow:
             "holdout_n": self.holdout_n,
             "weight": self.weight,
             "dev_passes": {"baseline": self.dev_passes[0], "current": self.dev_passes[1]},
-            "holdout_passes": {"baseline": self.holdout_passes[0], "current": self.holdout_passes[1]},
+            "holdout_passes": None
+            if self.holdout_passes is None
+            else {"baseline": self.holdout_passes[0], "current": self.holdout_passes[1]},
         }
 
 
@@ -144,19 +149,28 @@ def composition(
     hold_old, hold_new, hold_tables = _by_stratum(hold_labels, old_read.outcomes, new_read.outcomes)
     dev_counts = Counter(label if label is not None else NO_STRATUM for label in dev_labels)
     hold_counts = Counter(label if label is not None else NO_STRATUM for label in hold_labels)
-    shared = dict(weights) if weights is not None else {name: float(n) for name, n in hold_counts.items()}
     names = sorted(set(dev_counts) | set(hold_counts))
-    unknown = [name for name in names if name not in shared]
-    if unknown:
-        raise UsageError(
-            f"the weights ({source}) name no weight for stratum '{unknown[0]}': every stratum of either set needs "
-            "one (give 0 to leave it out)"
-        )
-    for name in names:
-        shared.setdefault(name, 0.0)
+    left_out: list[str] = []
+    if weights is None:
+        shared = {name: float(hold_counts.get(name, 0)) for name in names}
+        left_out = [name for name in names if not hold_counts.get(name)]
+    else:
+        shared = dict(weights)
+        unknown = [name for name in names if name not in shared]
+        if unknown:
+            raise UsageError(
+                f"the weights ({source}) name no weight for stratum '{unknown[0]}': every stratum of either set "
+                "needs one (give 0 to leave it out)"
+            )
+        stray = sorted(set(shared) - set(names))
+        if stray:
+            raise UsageError(
+                f"the weights ({source}) name stratum '{stray[0]}', which neither set holds (strata here: "
+                f"{', '.join(names)}): a misspelt stratum would be merged into another"
+            )
     total = sum(shared.values())
-    if total <= 0:
-        raise UsageError(f"the weights ({source}) are all 0")
+    if not math.isfinite(total) or total <= 0:
+        raise UsageError(f"the weights ({source}) must add up to a positive, finite number (they add up to {total})")
     dev_n, hold_n = len(dev_labels), len(hold_labels)
     rows = tuple(
         StratumRow(
@@ -165,7 +179,9 @@ def composition(
             holdout_n=hold_counts.get(name, 0),
             weight=shared[name] / total,
             dev_passes=(int(dev_old.get(name, (0, 0))[0]), int(dev_new.get(name, (0, 0))[0])),
-            holdout_passes=(int(hold_old.get(name, (0, 0))[0]), int(hold_new.get(name, (0, 0))[0])),
+            holdout_passes=None
+            if hold_counts.get(name, 0) < MIN_STRATUM_SIZE
+            else (int(hold_old.get(name, (0, 0))[0]), int(hold_new.get(name, (0, 0))[0])),
         )
         for name in names
     )
@@ -187,6 +203,11 @@ def composition(
     except (TypeError, ValueError) as exc:
         raise UsageError(f"the weights ({source}) cannot reweight these sets: {exc}") from None
     collapsed = [
+        f"stratum {name} has no holdout case: the holdout's mix gives it weight 0, so its {dev_counts[name]} dev "
+        "case(s) are left out of the reweighting"
+        for name in left_out
+    ]
+    collapsed += [
         f"on the {label} set, {' + '.join(group.strata)} are scored together (each too thin to reweight alone)"
         for label, tables in (("dev", dev_tables), ("holdout", hold_tables))
         for group in paired_strata_groups(tables, shared)

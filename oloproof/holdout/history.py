@@ -13,13 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
-from oloproof.holdout.log import ReadFields, Witness
+from oloproof.holdout.log import LogState, ReadFields, Witness
 from oloproof.holdout.records import OutcomeRecord, case_keys, load_outcome_records, relative, strata_vector
+from oloproof.holdout.registry import REGISTER, load_register, relative_to_root, repository_root
 from oloproof.holdout.verify import verify
 from oloproof.pairs import as_outcomes
 
 if TYPE_CHECKING:
     from oloproof.config import Release
+
+REGISTER_SHOWN = f".oloproof/{REGISTER}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,14 +70,31 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         shown=spec.log,
         witnesses=[Witness(seq=r.seq, hash=r.entry_hash, source=relative(release.base_dir, r.path)) for r in records],
     )
-    by_hash = {record.entry_hash: record for record in records}
+    by_hash: dict[str, OutcomeRecord] = {}
+    doubled: dict[str, list[OutcomeRecord]] = {}
+    for each in records:
+        if each.entry_hash in by_hash:
+            doubled.setdefault(each.entry_hash, [by_hash[each.entry_hash]]).append(each)
+        by_hash[each.entry_hash] = each
+    for entry_hash, copies in doubled.items():
+        del by_hash[entry_hash]  # which one is the read's is not for a file name to decide
+        names = ", ".join(relative(release.base_dir, copy.path) for copy in copies)
+        notes.append(f"{len(copies)} outcome records name read {copies[0].seq} ({names}): none of them is used")
     recovered = _recover_strata(release, {r.set_digest for r in records if r.strata is None}, environ)
+    record: OutcomeRecord | None
     readings: list[Reading] = []
     unrecorded: list[int] = []
+    unregistered = set(unregistered_reads(release, state))
+    if unregistered:
+        notes.append(
+            f"read(s) {', '.join(map(str, sorted(unregistered)))} of {spec.log} are not in the holdout register "
+            f"({REGISTER_SHOWN}), which `oloproof holdout run` writes before every read: they were not made by it here "
+            "(or the register was not committed); their outcomes are not used"
+        )
     for entry in state.reads:
         fields = entry.fields
-        record = by_hash.get(entry.hash)
-        if record is None:
+        record = None if entry.seq in unregistered else by_hash.get(entry.hash)
+        if record is None and entry.seq not in unregistered:
             unrecorded.append(entry.seq)
         problem = None if record is None else _disagreement(record, fields)
         if record is not None and problem is not None:
@@ -118,6 +138,26 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         readings=tuple(readings),
         notes=tuple(notes),
     )
+
+
+def unregistered_reads(release: Release, state: LogState) -> list[int]:
+    """Reads of the log with no matching line (log, number, set, time) in the holdout register.
+    Empty when the register holds no read of this log at all (a log older than the register, or a
+    register kept elsewhere): there is nothing to hold it against."""
+    root = repository_root(release.base_dir)
+    register = load_register(root)
+    spec = holdout_spec(release)
+    log = relative_to_root(root, release.resolve(spec.log))
+    known = {(read.seq): read for read in register.reads if read.log == log}
+    if not known:
+        return []
+    return [
+        entry.seq
+        for entry in state.reads
+        if (found := known.get(entry.seq)) is None
+        or found.set_digest != entry.fields.set_digest
+        or found.when != entry.when
+    ]
 
 
 def _disagreement(record: OutcomeRecord, fields: ReadFields) -> str | None:

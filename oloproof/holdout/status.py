@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import UsageError
 from oloproof.holdout.budget import DEFAULT_PSI, BudgetStatus, budget_status, other_reads, refusal
 from oloproof.holdout.cases import HoldoutUnavailable, holdout_spec, load_holdout, open_log
+from oloproof.holdout.history import REGISTER_SHOWN, unregistered_reads
 from oloproof.holdout.log import BudgetEntry, LogError, LogState, RepairEntry, Witness, entry_json, printable, short
 from oloproof.holdout.read import check_reason, utc_now
 from oloproof.holdout.records import RECORDS_DIR, load_outcome_records, relative
@@ -99,6 +100,14 @@ class HoldoutStatus:
             "interrupted_reads": list(state.interrupted),
             "notes": list(self.notes),
         }
+
+
+def _reads_at(release: Release, ref: str) -> int:
+    """How many reads the log held at commit ``ref`` (0 when it did not exist there)."""
+    spec = holdout_spec(release)
+    path = release.resolve(spec.log)
+    old = git_bytes(path.parent, "show", f"{ref}:./{path.name}")
+    return 0 if old is None else len(verify(old, shown=spec.log).reads)
 
 
 def _history_problem(release: Release, ref: str, current: bytes | None) -> str | None:
@@ -185,7 +194,24 @@ def holdout_status(
             f"no outcome record for read(s) {', '.join(map(str, missing_records))} under {'/'.join(RECORDS_DIR)}/: "
             "paired comparisons cannot use them (commit .oloproof/holdout/ with the log)"
         )
+    unregistered = unregistered_reads(release, state)
+    if unregistered:
+        notes.append(
+            f"read(s) {', '.join(map(str, unregistered))} are not in the holdout register ({REGISTER_SHOWN}), which "
+            "`oloproof holdout run` writes before every read: they were not made by it here, or the register was not "
+            "committed; `oloproof gap` does not use them"
+        )
     history = (_history_problem(release, since, data) or _register_history_problem(release, since)) if since else None
+    if since and history is None:
+        added = [entry for entry in state.reads if entry.seq > _reads_at(release, since)]
+        if added:
+            listed = "; ".join(
+                f"read {e.seq} ({e.when}, {printable(e.fields.version)}, by {printable(e.fields.who)})" for e in added
+            )
+            notes.append(
+                f"{len(added)} read(s) added since {since}: {listed}. Reads are made by the release workflow, never "
+                "in a pull request: confirm these were"
+            )
     return HoldoutStatus(
         log=spec.log,
         state=state,

@@ -63,6 +63,8 @@ def lines(comparison: Comparison) -> list[str]:
             f"resolution: this set resolves paired differences of about {100 * paired.resolution:.1f} points or more "
             f"(80% power, discordance {paired.discordance:.3f})"
         )
+    else:
+        out.append(f"resolution: none — {n} cases are too few to resolve any paired difference at 80% power")
     regressed, improved = comparison.regressed_ids(), comparison.improved_ids()
     out.append(f"regressed ({len(regressed)}, dev set): " + (inert(listed(regressed, limit=ID_LIMIT)) or "none"))
     out.append(f"improved ({len(improved)}, dev set): " + (inert(listed(improved, limit=ID_LIMIT)) or "none"))

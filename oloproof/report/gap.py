@@ -87,7 +87,9 @@ def _composition(comp: Composition) -> list[RenderableType]:
             f"{row.holdout_n} ({row.holdout_n / comp.holdout_n:.1%})",
             f"{row.weight:.3f}",
             f"{row.dev_passes[0]} → {row.dev_passes[1]} of {row.dev_n}",
-            f"{row.holdout_passes[0]} → {row.holdout_passes[1]} of {row.holdout_n}",
+            "withheld (under 5 cases)"
+            if row.holdout_passes is None
+            else f"{row.holdout_passes[0]} → {row.holdout_passes[1]} of {row.holdout_n}",
         )
     out: list[RenderableType] = [f"composition: cases per stratum; shared weights: {weights}", table]
     if comp.largest is not None:

@@ -206,18 +206,28 @@ def budget_lines(release: Release, before: LogState, entry: BudgetEntry) -> list
     return out
 
 
+def _points(value: float) -> str:
+    return f"{100 * value:.1f}" if 100 * value >= 0.1 else f"{100 * value:.2g}"
+
+
 def size_lines(sizing: Sizing) -> list[str]:
     """``oloproof holdout size``: the cases a paired difference needs, and what the current set resolves."""
-    exact = f"; the exact McNemar test's power there is {sizing.exact_power:.2f}" + (
-        f", and stays at {sizing.power:.0%} or more from about {sizing.cases_exact} cases"
-        if sizing.cases_exact is not None
-        else ""
-    )
+    exact = ""
+    if sizing.exact_power is not None:
+        exact = f"; the exact McNemar test's power there is {sizing.exact_power:.2f}"
+        if sizing.cases_exact is not None:
+            exact += f", and stays at {sizing.power:.0%} or more from about {sizing.cases_exact} cases"
     lines = [
-        f"to settle a paired difference of {100 * sizing.delta:.1f} points ({sizing.confidence:.0%} two-sided, "
-        f"{sizing.power:.0%} power): about {sizing.cases} reserved cases (normal approximation){exact}",
+        f"to settle a paired difference of {_points(sizing.delta)} points ({sizing.confidence:.0%} two-sided, "
+        f"{sizing.power:.0%} power): about {sizing.cases:,} reserved cases (normal approximation){exact}",
         f"  discordance ψ = {sizing.psi:.3f}, {printable(sizing.psi_source)}",
     ]
+    if sizing.psi_range is not None and sizing.cases_range is not None:
+        low, high = sizing.psi_range
+        lines.append(
+            f"  ψ is itself measured on few cases: its 95% range [{low:.3f}, {high:.3f}] puts the answer between about "
+            f"{sizing.cases_range[0]:,} and {sizing.cases_range[1]:,} cases"
+        )
     if sizing.holdout_n is not None and sizing.holdout_resolution is not None:
         lines.append(
             f"  the declared holdout has {sizing.holdout_n} cases: it resolves about "

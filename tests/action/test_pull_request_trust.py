@@ -154,6 +154,26 @@ def test_a_rewritten_holdout_register_is_blocked_and_an_appended_log_is_not(
     assert ".oloproof/holdouts.jsonl is not an extension of its version on the base branch" in result.summary
 
 
+def test_reads_a_pull_request_adds_are_named_and_a_changed_outcome_record_is_blocked(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = base_branch(action, monkeypatch, holdout=True)
+    assert cli(["holdout", "run", "--reason", "week 6", "--quiet"]) == 0  # made outside the release workflow
+    assert pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED"}).code == 0
+    [check] = [item for item in report(action)["checks"] if item["name"] == "pull-request"]
+    assert any("gains 1 read(s) in this pull request (read 3)" in line for line in check["lines"])
+    [record] = sorted((action.workspace / ".oloproof" / "holdout").glob("read-0001-*.json"))
+    data = json.loads(record.read_text())
+    data["outcomes"] = sorted(data["outcomes"], key=lambda value: value is None or -value)  # same counts, other cases
+    record.write_text(json.dumps(data))
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED"})
+    assert result.code == 3
+    assert f"the holdout outcome record .oloproof/holdout/{record.name} is changed by this pull request" in result.summary
+    record.unlink()
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED"})
+    assert result.code == 3 and f".oloproof/holdout/{record.name} is removed by this pull request" in result.summary
+
+
 def test_without_its_base_commit_a_pull_request_trusts_no_stored_run(
     action: ActionRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,7 +35,9 @@ def setup(project: Project, old: list[int | None], new: list[int | None], **writ
     for version, labels in (("A", old), ("B", new)):
         outputs = project.root / f"{version}.jsonl"
         outputs.write_text(
-            "".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True) if v is not None),
+            "".join(
+                json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True) if v is not None
+            ),
             encoding="utf-8",
         )
         assert project.cli("run", "--outputs", str(outputs), "--version", version) == 0
@@ -60,7 +62,9 @@ def test_the_chapters_numbers(project: Project, capsys: pytest.CaptureFixture[st
     # Fay–Lumbard melded (R exact2x2::mcnemarExactDP) and Tango, to the chapter's precision.
     assert round(100 * paired["exact"]["low"], 1) == -3.7 and round(100 * paired["exact"]["high"], 1) == 10.6
     assert paired["exact"]["approximate"] is False and paired["exact"]["method"] == "fay-lumbard-melded"
-    assert round(100 * paired["approximate"]["low"], 1) == -3.1 and round(100 * paired["approximate"]["high"], 1) == 10.2
+    assert (
+        round(100 * paired["approximate"]["low"], 1) == -3.1 and round(100 * paired["approximate"]["high"], 1) == 10.2
+    )
     assert paired["approximate"]["approximate"] is True
     assert paired["mcnemar_exact_p"] == pytest.approx(2 * sum(math.comb(14, k) for k in range(6)) / 2**14)
     assert round(100 * paired["resolution"], 1) == 8.7  # STATISTICS.md §7: 8.7 points at n = 120, ψ = 14/120
@@ -84,7 +88,9 @@ def test_the_chapters_numbers(project: Project, capsys: pytest.CaptureFixture[st
         (("--min-gain", "0.15"), ExitCode.FAIL, "FAIL"),  # upper bound 0.106 < 0.15
     ],
 )
-def test_a_threshold_turns_it_into_a_verdict(project: Project, option: tuple[str, str], code: int, verdict: str) -> None:
+def test_a_threshold_turns_it_into_a_verdict(
+    project: Project, option: tuple[str, str], code: int, verdict: str
+) -> None:
     old, new = chapter_labels()
     setup(project, old, new)  # type: ignore[arg-type]
     got, data = compare(project, *option)
@@ -115,14 +121,20 @@ def test_missing_outputs_alone_never_pass(project: Project) -> None:
 def test_different_test_sets_are_an_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = chapter_labels()
     setup(project, old, new)  # type: ignore[arg-type]
-    write_cases(project.root / "data" / "test.jsonl", [{"id": f"d{i:03d}", "expected": {"label": 1}} for i in range(119)])
+    write_cases(
+        project.root / "data" / "test.jsonl", [{"id": f"d{i:03d}", "expected": {"label": 1}} for i in range(119)]
+    )
     outputs = project.root / "C.jsonl"
-    outputs.write_text("".join(json.dumps({"id": f"d{i:03d}", "label": 1}) + "\n" for i in range(119)), encoding="utf-8")
+    outputs.write_text(
+        "".join(json.dumps({"id": f"d{i:03d}", "label": 1}) + "\n" for i in range(119)), encoding="utf-8"
+    )
     assert project.cli("run", "--outputs", str(outputs), "--version", "C") == 0
     capsys.readouterr()
     assert project.cli("compare", "version:A", "version:C") == ExitCode.USAGE
     err = capsys.readouterr().err
-    assert "were made on different test sets" in err and "a paired comparison needs both versions on the same cases" in err
+    assert (
+        "were made on different test sets" in err and "a paired comparison needs both versions on the same cases" in err
+    )
 
 
 def test_a_run_against_itself_and_unknown_refs_are_errors(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +164,10 @@ def test_case_ids_are_printed_inert(project: Project, capsys: pytest.CaptureFixt
     project.write(cases=[{"id": i, "expected": {"label": 1}} for i in ids], command=None)
     for version, labels in (("A", [1, 1]), ("B", [1, 0])):
         path = project.root / f"{version}.jsonl"
-        path.write_text("".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True)), encoding="utf-8")
+        path.write_text(
+            "".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True)),
+            encoding="utf-8",
+        )
         assert project.cli("run", "--outputs", str(path), "--version", version) == 0
     capsys.readouterr()
     assert project.cli("compare", "version:A", "version:B") == 0
@@ -181,7 +196,57 @@ def test_gate_regression_guard_names_the_regressed_cases(project: Project) -> No
 
 def test_json_schema_documents_every_field() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "compare.md").read_text(encoding="utf-8")
-    for name in ("schema", "exit_code", "criterion", "confidence", "set", "a", "b", "paired", "reasons", "notes",
-                 "decision", "checker", "regressed_ids", "improved_ids", "missing_ids", "mcnemar_exact_p",
-                 "resolution", "discordance"):
+    for name in (
+        "schema",
+        "exit_code",
+        "criterion",
+        "confidence",
+        "set",
+        "a",
+        "b",
+        "paired",
+        "reasons",
+        "notes",
+        "decision",
+        "checker",
+        "regressed_ids",
+        "improved_ids",
+        "missing_ids",
+        "mcnemar_exact_p",
+        "resolution",
+        "discordance",
+    ):
         assert f"`{name}`" in doc, name
+
+
+def test_a_wrapped_line_never_starts_a_workflow_command(project: Project, capfd: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+    import sys
+
+    ids = [f"::error::pwn{i}" for i in range(40)]
+    project.write(cases=[{"id": i, "expected": {"label": 1}} for i in ids], command=None)
+    for version, wrong in (("A", set()), ("B", set(ids[::2]))):
+        path = project.root / f"{version}.jsonl"
+        path.write_text(
+            "".join(json.dumps({"id": i, "label": 0 if i in wrong else 1}) + "\n" for i in ids), encoding="utf-8"
+        )
+        assert project.cli("run", "--outputs", str(path), "--version", version) == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "oloproof", "compare", "-c", project.config, "version:A", "version:B"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert "regressed (20, dev set): ::error::pwn0" in proc.stdout
+
+
+def test_a_set_too_small_to_resolve_anything_says_so(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    setup(project, [1, 0], [0, 1])  # type: ignore[arg-type]
+    capsys.readouterr()
+    code, data = compare(project)
+    assert code == 0 and data["paired"]["resolution"] is None
+    assert "resolution: none — 2 cases are too few to resolve any paired difference" in capsys.readouterr().out
