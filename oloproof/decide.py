@@ -356,13 +356,14 @@ def decide_regression(
         else ""
     )
     invalid = [code for code in reasons if code in INVALIDATING]
+    side = side_of("min", floor, interval)  # the difference must stay at or above −max_drop
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
-    elif interval.low >= floor:
+    elif side == "clears":
         reasons.insert(0, "interval_clears_threshold")
         verdict = Verdict.PASS
         sentence = f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}{moved}."
-    elif interval.high < floor:
+    elif side == "misses":
         reasons.insert(0, "interval_misses_threshold")
         verdict = Verdict.FAIL
         sentence = (

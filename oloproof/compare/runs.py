@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from oloproof.decide import INVALIDATING
+from oloproof.decide import INVALIDATING, side_of
 from oloproof.errors import UsageError
 from oloproof.identity import checker_identity
 from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
+from oloproof.runstore import resolve_ref
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -130,7 +131,8 @@ def compare_runs(
     if max_drop is not None and min_gain is not None:
         raise UsageError("--max-drop and --min-gain ask two different questions; give one")
     name = paired_criterion(release, criterion, what="compare")
-    old, new = store.resolve(old_ref), store.resolve(new_ref)
+    records = [record for record in store.records() if record.kind == "system"]  # one scan of the store
+    old, new = (resolve_ref(ref, records, refused=store.refused) for ref in (old_ref, new_ref))
     if old.run_id == new.run_id:
         raise UsageError(f"'{old_ref}' and '{new_ref}' are the same run ({old.run_id}): compare two runs")
     if old.testset_digest != new.testset_digest:
@@ -208,10 +210,11 @@ def _decide(
             reasons=tuple(reasons),
             sentence=f"the evidence is invalid ({', '.join(invalid)}): it cannot show {wanted}",
         )
-    if interval.low >= floor:
+    side = side_of("min", floor, interval)  # both questions are "is B − A at least the floor?"
+    if side == "clears":
         verdict, code = Verdict.PASS, "interval_clears_threshold"
         sentence = f"the lower bound {interval.low:+.3f} shows {wanted}"
-    elif interval.high < floor:
+    elif side == "misses":
         verdict, code = Verdict.FAIL, "interval_misses_threshold"
         sentence = f"even the upper bound {interval.high:+.3f} falls short of {wanted}"
     else:

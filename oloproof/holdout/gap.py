@@ -14,15 +14,16 @@ carry outcomes and strata in hash order only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.holdout.composition import Composition, composition
-from oloproof.holdout.history import History, Reading, holdout_history
+from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.identity import checker_identity
 from oloproof.pairs import Pairing, interval_json, pair, paired_criterion, run_outcomes
+from oloproof.runstore import resolve_ref
 from oloproof.stats.gap import mover_difference
 from oloproof.verdicts import Verdict
 
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 GAP_SCHEMA = "oloproof.gap/1"
+
+# A dev run's outcomes under the gap's criterion, and the reasons of its evaluation (by run, ref).
+Scorer = Callable[["RunRecord", str], tuple[list[bool | None], tuple[str, ...]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -226,15 +230,24 @@ def gap(
     assert spec is not None  # holdout_history refused a release without one
     criterion = paired_criterion(release, spec.criterion, what="gap")
     current_ref = current_ref or f"version:{release.system.version}"
-    baseline, current = store.resolve(baseline_ref), store.resolve(current_ref)
+    dev_runs = [record for record in store.records() if record.kind == "system"]  # one scan of the store
+    baseline, current = (resolve_ref(ref, dev_runs, refused=store.refused) for ref in (baseline_ref, current_ref))
     if baseline.version == current.version:
         raise UsageError(
             f"'{baseline_ref}' and '{current_ref}' are both version {baseline.version}: the gap compares the week-0 "
             "version with a later one (give --current, or name the week-0 version as --baseline)"
         )
     confidence = release.policy.confidence
-    old_dev, old_reasons = run_outcomes(release, testset, store, baseline, criterion, ref=baseline_ref)
-    new_dev, new_reasons = run_outcomes(release, testset, store, current, criterion, ref=current_ref)
+    scored: dict[str, tuple[list[bool | None], tuple[str, ...]]] = {}
+
+    def score(record: RunRecord, ref: str) -> tuple[list[bool | None], tuple[str, ...]]:
+        """A dev run's outcomes, evaluated once however many figures read it (a judge may be costly)."""
+        if record.run_id not in scored:
+            scored[record.run_id] = run_outcomes(release, testset, store, record, criterion, ref=ref)
+        return scored[record.run_id]
+
+    old_dev, old_reasons = score(baseline, baseline_ref)
+    new_dev, new_reasons = score(current, current_ref)
     dev = Movement(
         set="dev",
         old=run_side(baseline, old_dev),
@@ -265,7 +278,6 @@ def gap(
                 f"{movement.new.source}): part of the {movement.set} movement may be the measuring apparatus"
             )
     base_reads = history.of(baseline.version, criterion)
-    dev_runs = [r for r in store.records() if r.kind == "system"]
     return Gap(
         config=release.path,
         criterion=criterion,
@@ -287,17 +299,13 @@ def gap(
             weights_source=weights_source,
             confidence=confidence,
         ),
-        drift=_drift(release, testset, store, baseline, criterion, dev_runs, base_reads, confidence),
-        trajectory=_trajectory(history, dev_runs, testset, release, store, criterion),
+        drift=_drift(testset, baseline, dev_runs, base_reads, score, confidence),
+        trajectory=_trajectory(history, dev_runs, testset, score),
         verdict=verdict,
         reasons=reasons,
         sentence=sentence,
         notes=tuple(notes),
     )
-
-
-def _usable(readings: list[Reading]) -> list[Reading]:
-    return [r for r in readings if r.outcomes is not None and r.scored]
 
 
 def _holdout_reads(
@@ -328,7 +336,7 @@ def _holdout_reads(
             f"the holdout log {history.log} holds no read of {which} under criterion {criterion}: {why}",
             None,
         )
-    uold, unew = _usable(olds), _usable(news)
+    uold, unew = usable(olds), usable(news)
     if not uold or not unew:
         which = old_version if not uold else new_version
         return (
@@ -351,22 +359,20 @@ def _holdout_reads(
 
 
 def _drift(
-    release: Release,
     testset: TestSet,
-    store: RunStore,
     baseline: RunRecord,
-    criterion: str,
     dev_runs: list[RunRecord],
     reads: list[Reading],
+    score: Scorer,
     confidence: float,
 ) -> tuple[Drift, ...]:
     out: list[Drift] = []
     same = [r for r in dev_runs if r.version == baseline.version and r.testset_digest == testset.digest]
     if same:
-        first_values, _ = run_outcomes(release, testset, store, same[0], criterion, ref=same[0].run_id)
+        first_values, _ = score(same[0], same[0].run_id)
         first = run_side(same[0], first_values)
         if len(same) > 1:
-            last_values, _ = run_outcomes(release, testset, store, same[-1], criterion, ref=same[-1].run_id)
+            last_values, _ = score(same[-1], same[-1].run_id)
             out.append(
                 Drift(
                     set="dev",
@@ -378,10 +384,10 @@ def _drift(
             )
         else:
             out.append(Drift(set="dev", first=first, again=None, pairing=None, checker_changed=None))
-    usable = _usable(reads)
-    if usable:
-        first_read = usable[0]
-        again = next((r for r in reversed(usable) if r.seq != first_read.seq), None)
+    scored = usable(reads)
+    if scored:
+        first_read = scored[0]
+        again = next((r for r in reversed(scored) if r.seq != first_read.seq), None)
         if again is not None and again.set_digest == first_read.set_digest:
             out.append(
                 Drift(
@@ -402,7 +408,7 @@ def _drift(
 
 
 def _trajectory(
-    history: History, dev_runs: list[RunRecord], testset: TestSet, release: Release, store: RunStore, criterion: str
+    history: History, dev_runs: list[RunRecord], testset: TestSet, score: Scorer
 ) -> tuple[TrajectoryRow, ...]:
     latest_dev: dict[str, RunRecord] = {}
     for record in dev_runs:
@@ -412,9 +418,7 @@ def _trajectory(
     rows: list[TrajectoryRow] = []
     for reading in history.readings:
         if reading.version in latest_dev and reading.version not in dev_scores:
-            values, _ = run_outcomes(
-                release, testset, store, latest_dev[reading.version], criterion, ref=reading.version
-            )
+            values, _ = score(latest_dev[reading.version], reading.version)
             dev_scores[reading.version] = sum(1 for value in values if value) / len(values)
         before = {record.version for record in dev_runs if record.started_at[:19] <= reading.when[:19]}
         rows.append(

@@ -8,7 +8,7 @@ written before strata were recorded, and only when it still holds the set those 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,11 @@ class History:
 
     def of(self, version: str, criterion: str) -> list[Reading]:
         return [r for r in self.readings if r.version == version and r.criterion == criterion]
+
+
+def usable(readings: Sequence[Reading]) -> list[Reading]:
+    """The reads that can be paired: scored, with an outcome record that stands."""
+    return [reading for reading in readings if reading.outcomes is not None and reading.scored]
 
 
 def holdout_history(release: Release, *, environ: Mapping[str, str] | None = None) -> History:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.holdout.budget import DEFAULT_PSI
-from oloproof.holdout.history import Reading, holdout_history
+from oloproof.holdout.history import Reading, holdout_history, usable
 from oloproof.stats.binomial import clopper_pearson
 from oloproof.stats.resolution import (
     EXACT_SCAN_LIMIT,
@@ -68,13 +68,13 @@ def _observed_psi(readings: tuple[Reading, ...]) -> tuple[int, int, str] | None:
     """Cases that moved, of how many, between the pair ``oloproof gap`` compares: the earliest
     scored read (the week-0 baseline) and the latest scored read of another version, on the same set
     and criterion."""
-    usable = [r for r in readings if r.outcomes is not None and r.scored]
-    if not usable:
+    scored = usable(readings)
+    if not scored:
         return None
-    first = usable[0]
+    first = scored[0]
     later = [
         r
-        for r in usable[1:]
+        for r in scored[1:]
         if r.version != first.version and r.set_digest == first.set_digest and r.criterion == first.criterion
     ]
     if not later:
