@@ -130,14 +130,7 @@ class Transaction:
         if not state.intact:
             raise LogError(f"{state.shown} fails its hash-chain check; no read may be appended")
         check_fields(fields)  # a field the log cannot hold is refused before anything is written
-        prefix = ""
-        head = state.head
-        if head is None:
-            genesis = render_genesis(when)
-            prefix, head = new_log_prefix(when), genesis[-64:]
-        lines_before = prefix.count("\n")
-        if prefix and self._create(prefix):  # a new log appears whole (header and genesis) or not at all
-            prefix = ""
+        prefix, head, lines_before = self._genesis(when)
         seq = state.next_seq
         opening = read_opening(seq, when, fields)
         self._append(prefix + opening)
@@ -149,11 +142,7 @@ class Transaction:
         state = self.state
         if not state.intact:
             raise LogError(f"{state.shown} fails its hash-chain check; repair it before changing the budget")
-        prefix = ""
-        head = state.head
-        if head is None:
-            genesis = render_genesis(when)
-            prefix, head = new_log_prefix(when), genesis[-64:]
+        prefix, head, lines_before = self._genesis(when)
         text = render_budget(when, who=who, commit=commit, budget=budget, reason=reason, prev=head)
         self._append(prefix + text + "\n")
         return BudgetEntry(
@@ -164,7 +153,7 @@ class Transaction:
             reason=reason,
             prev=head[:PREV_CHARS],
             hash=text[-64:],
-            line=state.lines + prefix.count("\n") + 1,
+            line=state.lines + lines_before + 1,
             text=text,
         )
 
@@ -199,6 +188,18 @@ class Transaction:
             line=state.lines + prefix.count("\n") + 1,
             text=text,
         )
+
+    def _genesis(self, when: str) -> tuple[str, str, int]:
+        """Before the first entry of a new log: create it with its header and genesis in one step.
+        Returns what is still to append before the entry (the header and genesis when the file
+        already held something), the hash the entry follows, and the lines that come before it."""
+        if self.state.head is not None:
+            return "", self.state.head, 0
+        prefix, head = new_log_prefix(when), render_genesis(when)[-64:]
+        lines_before = prefix.count("\n")
+        if self._create(prefix):  # a new log appears whole (header and genesis) or not at all
+            prefix = ""
+        return prefix, head, lines_before
 
     def _create(self, prefix: str) -> bool:
         """Create a log that does not exist yet (or is empty) with its header and genesis in one
