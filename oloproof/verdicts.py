@@ -66,6 +66,7 @@ REASONS: dict[str, str] = {
     "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
     "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
     "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
+    "duplicate_seeds": "checkpoints that answered every case identically count as one seed (a copy is no second seed)",
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",

@@ -103,14 +103,17 @@ class SeedsResult:
         return (*limitations(len(self.checkpoints)), SEEDS_COMMAND_LIMITATION)
 
 
-def identical_outputs(checkpoints: list[Checkpoint]) -> list[tuple[str, ...]]:
-    """Checkpoints whose runs answered every case with the same bytes (by the runs' outputs digest):
-    likely one checkpoint declared twice, which would narrow the interval with no second seed."""
-    by_digest: dict[str, list[str]] = {}
-    for cp in checkpoints:
-        if cp.run is not None and cp.run.status != "failed" and cp.run.outputs_sha256:
-            by_digest.setdefault(cp.run.outputs_sha256, []).append(cp.name)
-    return [tuple(names) for names in by_digest.values() if len(names) > 1]
+def identical_columns(names: list[str], matrix: np.ndarray) -> list[tuple[str, ...]]:
+    """Checkpoints with the same outcome on every case (missing ones included): one checkpoint
+    declared twice, or a copy of one under another name. They are not two seeds: counted as two,
+    they would narrow the interval (five copies of the best checkpoint would PASS as a "recipe")."""
+    import numpy as np  # lazy: start-up
+
+    groups: dict[bytes, list[str]] = {}
+    for index, name in enumerate(names):
+        column = np.nan_to_num(matrix[:, index], nan=-1.0)
+        groups.setdefault(column.tobytes(), []).append(name)
+    return [tuple(group) for group in groups.values() if len(group) > 1]
 
 
 def gather_checkpoints(
@@ -178,7 +181,11 @@ def decide_recipe(
         ctx = EvalContext(testset=testset, outputs=store.outputs(cp.run), base_dir=release.base_dir, policy=policy)
         outcomes.append(evaluator.evaluate(ctx))
     matrix = np.column_stack([outcome.values for outcome in outcomes])
-    reasons: list[str] = []
+    # One seed, however many names: the recipe is decided on distinct checkpoints (each is still shown).
+    twins = identical_columns([cp.name for cp in usable], matrix)
+    repeated = {name for group in twins for name in group[1:]}
+    distinct = matrix[:, [index for index, cp in enumerate(usable) if cp.name not in repeated]]
+    reasons: list[str] = ["duplicate_seeds"] if twins else []
     for outcome in outcomes:
         reasons.extend(code for code in outcome.reasons if code not in reasons)
     if any(outcome.kind != "binary" for outcome in outcomes):
@@ -197,14 +204,16 @@ def decide_recipe(
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
-    result = _verdict(spec, rule, policy, recipe, matrix, reasons, interval_text, common)
-    twins = identical_outputs(usable)
+    decided = recipe
+    if twins:
+        decided = recipe_interval(distinct, confidence=policy.confidence) if distinct.shape[1] >= 2 else None
+    result = _verdict(spec, rule, policy, decided, distinct, reasons, interval_text, common)
     if twins:
         pairs = "; ".join(" and ".join(names) for names in twins)
         result = replace(
             result,
             sentence=f"{result.sentence} Note: {pairs} answered every case identically (the same checkpoint under "
-            "two names?); the interval counts them as separate seeds.",
+            "two names?); they count as one seed.",
             details={**result.details, "identical_outputs": [list(names) for names in twins]},
         )
     failed = [cp for cp in usable if cp.run is not None and cp.run.status == "failed"]

@@ -238,5 +238,17 @@ def test_one_checkpoint_declared_twice_is_said(project: Project) -> None:
     (project.root / "weights" / "seed_3.json").write_text((project.root / "weights" / "seed_2.json").read_text())
     _, data = seeds(project)
     assert data["rule"]["details"]["identical_outputs"] == [["seed_2", "seed_3"]]
-    assert ("Note: seed_2 and seed_3 answered every case identically (the same checkpoint under two names?); the "
-            "interval counts them as separate seeds.") in data["rule"]["sentence"]
+    assert ("Note: seed_2 and seed_3 answered every case identically (the same checkpoint under two names?); they "
+            "count as one seed.") in data["rule"]["sentence"]
+    # Three checkpoints, two of them one seed: two seeds cannot judge a recipe.
+    assert data["rule"]["verdict"] == "INSUFFICIENT_EVIDENCE"
+    assert data["rule"]["reasons"][:2] == ["too_few_seeds", "duplicate_seeds"]
+
+
+def test_five_copies_of_the_best_checkpoint_are_not_a_recipe(project: Project) -> None:
+    setup(project, k=5)
+    for k in range(1, 5):
+        (project.root / "weights" / f"seed_{k}.json").write_text((project.root / "weights" / "seed_5.json").read_text())
+    code, data = seeds(project)
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert data["rule"]["details"]["k"] == 1 and "too_few_seeds" in data["rule"]["reasons"]
