@@ -110,7 +110,12 @@ def judge_agreement(judge: Sequence[Hashable], human: Sequence[Hashable], *, con
     np.fill_diagonal(off, 0.0)
     b_term = (1.0 - kappa) ** 2 * float(np.sum(off * cross**2))
     c_term = (kappa - p_e * (1.0 - kappa)) ** 2
-    variance = max(a_term + b_term - c_term, 0.0) / (n * (1.0 - p_e) ** 2)
+    raw = a_term + b_term - c_term
+    # A zero variance (a constant rater) comes out as ±1e-16 from cancellation: zero it, or the
+    # interval's width would depend on which rater is named first.
+    if raw <= 1e-12 * (a_term + b_term + c_term):
+        raw = 0.0
+    variance = raw / (n * (1.0 - p_e) ** 2)
     half_width = float(stats.norm.isf((1.0 - level) / 2.0)) * math.sqrt(variance)
     kappa_interval = Interval(
         estimate=kappa,
