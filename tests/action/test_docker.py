@@ -276,3 +276,25 @@ def test_every_declared_check_runs_in_the_container(
     [request] = fake_github.requests
     assert request.body["conclusion"] == "neutral"
     assert_owned_by_runner(workspace)
+
+
+def test_every_subcommand_runs_inside_the_image(client: Any, image: Any, tmp_path: Path) -> None:
+    """tests/install/smoke.py, as for the wheel: the image ships every package and its digest is this tree's."""
+    from oloproof.identity import checker_identity
+
+    smoke = REPO / "tests" / "install" / "smoke.py"
+    container = client.containers.run(
+        image.id, detach=True, entrypoint=["/opt/oloproof/bin/python", "/smoke/smoke.py", "/opt/oloproof/bin", "/tmp/work"],
+        working_dir="/tmp", network_mode="none",
+        volumes={str(smoke): {"bind": "/smoke/smoke.py", "mode": "ro"}},
+    )
+    try:
+        code = container.wait(timeout=900)["StatusCode"]
+        logs = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    finally:
+        container.remove(force=True)
+    assert code == 0, logs
+    assert "FAIL" not in logs.split("{")[0] and logs.count("ok   [") >= 20, logs
+    identity = json.loads(logs.strip().splitlines()[-1])
+    assert identity["file"] == "/opt/oloproof/lib/python3.11/site-packages/oloproof/__init__.py"
+    assert identity["source_digest"] == checker_identity().source_digest
