@@ -104,7 +104,9 @@ class Fingerprint:
         for name in names:
             top = name.split("/", 1)[0] + "/" if len(names) > limit and "/" in name and name[0] != "/" else name
             groups.setdefault(top, []).append(name)
-        shown = [_short(items[0]) if len(items) == 1 else f"{key} ({len(items)} files)" for key, items in groups.items()]
+        shown = [
+            _short(items[0]) if len(items) == 1 else f"{key} ({len(items)} files)" for key, items in groups.items()
+        ]
         return tuple(shown[:limit]) + ((f"and {len(shown) - limit} more",) if len(shown) > limit else ())
 
 

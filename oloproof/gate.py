@@ -112,6 +112,12 @@ def run_gate(
     )
     if reused:
         run_notes = (*run_notes, *reuse_notes(record))
+    elif fresh and run_ref is None:
+        run_notes = (
+            *run_notes,
+            f"the system was run fresh: no stored run of version '{release.system.version}' stands in for it here "
+            "(stored runs are reused only as baselines and seed checkpoints)",
+        )
     if record.imported:
         run_notes = (
             *run_notes,
@@ -127,7 +133,7 @@ def run_gate(
             testset,
             store,
             version=record.version,
-            rerun=rerun or fresh,
+            rerun=rerun or (fresh and not record.imported),  # imported outputs: their copies are imported too
             on_batch=on_batch,
             imported=record.imported,
         )

@@ -55,9 +55,10 @@ class SystemSpec:
         return " ".join(self.command)
 
     def files(self, base_dir: Path, command: str | Sequence[str] | None = None) -> tuple[Path, ...]:
-        """What the system's fingerprint covers: the declared artifacts (a glob by what it matches now), and every existing file or
-        directory that the command line (``command``, else ``system.command``) names — as an
-        argument or as the value of ``--option=value`` — relative to release.yaml or absolute.
+        """What the system's fingerprint covers: the declared artifacts (a glob by what it matches
+        now), and every existing file or directory that the command line (``command``, else
+        ``system.command``) names — as an argument or as the value of ``--option=value`` —
+        relative to release.yaml or absolute.
         The project directory itself and the directories above it are never included (they hold
         the run store, which changes with every run)."""
         found: dict[Path, None] = {}
