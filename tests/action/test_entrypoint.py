@@ -529,3 +529,12 @@ def test_baseline_and_seed_runs_are_still_reused_when_the_released_system_runs_f
     assert {p.parent.name for p in root.glob(".oloproof/runs/*/run.json")} - before == {data["run"]["run_id"]}
     [rule] = [rule for rule in data["rules"] if rule["id"] == "no_regression"]
     assert v0 in json.dumps(rule)  # the baseline: the stored run
+
+
+def test_docs_list_every_input_with_its_default() -> None:
+    from oloproof.action.inputs import INPUTS
+
+    docs = (Path(__file__).parents[2] / "docs" / "action.md").read_text()
+    for name in INPUTS:
+        assert f"| `{name}` |" in docs, name
+    assert "| `reuse` | `baseline-only` |" in docs
