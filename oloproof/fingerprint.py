@@ -124,6 +124,15 @@ def _short(name: str) -> str:
     return "…/" + "/".join(parts[-2:]) if len(parts) == 3 and parts[0] else name
 
 
+def shown_name(text: str) -> str:
+    """A file name or link text as recorded: bytes that are not UTF-8 (kept by the file system as
+    surrogates) written ``\\xff``, and a backslash then doubled, so two names never record alike
+    and the record is always valid JSON."""
+    if "\\" not in text and not any("\udc80" <= char <= "\udcff" for char in text):
+        return text
+    return text.replace("\\", "\\\\").encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _frame(data: bytes) -> bytes:
     return len(data).to_bytes(8, "big") + data
 
@@ -231,9 +240,9 @@ class _Collector:
 
     def shown(self, path: Path) -> str:
         try:
-            return path.relative_to(self.base_dir).as_posix()
+            return shown_name(path.relative_to(self.base_dir).as_posix())
         except ValueError:
-            return str(path)
+            return shown_name(str(path))
 
     def add(self, shown: str, path: Path, st: os.stat_result | None, fact: str | None, origin: Path) -> None:
         if len(self.files) >= MAX_FILES and shown not in self.files:
@@ -263,13 +272,13 @@ class _Collector:
         for part in parts:
             current = current / part
             if current.is_symlink():
-                self.links[self.shown(current)] = link_text(current)
+                self.links[self.shown(current)] = shown_name(link_text(current))
 
     def top(self, path: Path) -> None:
         shown = self.shown(path)
         self.links_above(path)
         if path.is_symlink():
-            self.links[shown] = link_text(path)
+            self.links[shown] = shown_name(link_text(path))
         st, fact = _follow(path)
         if st is None:
             raise UsageError(f"{shown}: {(fact or DANGLING).removeprefix('not hashed: ')}")
@@ -279,9 +288,9 @@ class _Collector:
         if not stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{shown}: a file of the system is not a regular file or a directory")
         for entry in walk(path):
-            name = f"{shown}/{entry.rel}"
+            name = f"{shown}/{shown_name(entry.rel)}"
             if entry.link is not None:
-                self.links[name] = entry.link
+                self.links[name] = shown_name(entry.link)
             if entry.st is None or not stat.S_ISDIR(entry.st.st_mode):
                 self.add(name, entry.path, entry.st, entry.fact, path)
 
@@ -300,8 +309,8 @@ def fingerprint(paths: Iterable[Path], *, base_dir: Path) -> Fingerprint:
     if collector.links:  # absent before links were followed: a fingerprint without links keeps its digest
         hasher.update(_frame(LINKS_MARK))
         for name, text in sorted(collector.links.items()):
-            hasher.update(_frame(name.encode("utf-8", "surrogateescape")))
-            hasher.update(_frame(text.encode("utf-8", "surrogateescape")))
+            hasher.update(_frame(name.encode("utf-8")))
+            hasher.update(_frame(text.encode("utf-8")))
     return Fingerprint(digest="sha256:" + hasher.hexdigest(), files=collector.files, links=collector.links)
 
 

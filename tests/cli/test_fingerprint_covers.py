@@ -309,3 +309,18 @@ def test_many_covered_files_are_shown_by_directory(project: Project) -> None:
     assert shown["shown"][0] == "model/ (31 files)" and shown["shown"][1] == "predict.py"
     note = next(note for note in again["run_notes"] if "fingerprint covers" in note)
     assert "covers 33 files: model/ (31 files), predict.py, " in note
+
+
+def test_names_that_are_not_utf8_are_recorded_escaped_not_a_crash(project: Project) -> None:
+    default_model_project(project, artifacts="[model/]")
+    (project.root / "model" / os.fsdecode(b"shard\xff.bin")).write_text("1")
+    (project.root / "model" / "shard\\xff.bin").write_text("2")  # the escaped spelling, as a real name
+    (project.root / "model" / "link").symlink_to(os.fsdecode(b"shard\xff.bin"))
+    code, first = report(project)
+    assert code == 0
+    files, links = first["run"]["fingerprint"]["files"], first["run"]["fingerprint"]["links"]
+    assert {"model/shard\\xff.bin", "model/shard\\\\xff.bin"} <= set(files)  # two files, two names
+    assert links["model/link"] == "shard\\xff.bin"
+    (project.root / "model" / os.fsdecode(b"shard\xff.bin")).write_text("3")
+    _, after = report(project)
+    assert after["run"]["reused"] is False
