@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,7 @@ def _file_digest(path: Path, expected: os.stat_result) -> str:
 def link_text(path: Path) -> str:
     """The text of a link, and of the links it leads to: "../store/latest -> blob-a"."""
     texts: list[str] = []
-    current = path
+    current, seen = path, {path}
     for _ in range(MAX_HOPS):
         try:
             text = os.readlink(current)
@@ -161,6 +161,9 @@ def link_text(path: Path) -> str:
             break
         texts.append(text)
         current = current.parent / text
+        if current in seen:  # a loop: its text once is enough
+            break
+        seen.add(current)
     return " -> ".join(texts)
 
 
@@ -182,8 +185,8 @@ def _follow(path: Path) -> tuple[os.stat_result | None, str | None]:
         return None, LOOP if exc.errno == errno.ELOOP else f"not hashed: {exc.strerror or exc}"
 
 
-def walk(root: Path, *, descend: Any = None) -> Iterator[Entry]:
-    """Every entry below directory ``root``, links followed, sorted by name, depth first.
+def walk(root: Path, *, descend: Callable[[str], bool] | None = None) -> Iterator[Entry]:
+    """Every entry below directory ``root``, links followed, each directory's entries sorted by name.
 
     A link to a directory that holds the entry (the root or one of the directories on the way,
     or one above them) is a cycle: yielded with a fact, not walked. ``descend(rel)`` False keeps
@@ -197,6 +200,8 @@ def walk(root: Path, *, descend: Any = None) -> Iterator[Entry]:
             raise UsageError(f"{directory}: more than {MAX_DEPTH} directories deep; name the model's files instead")
         try:
             names = sorted(os.listdir(directory))
+        except FileNotFoundError:
+            continue  # removed while walking
         except OSError as exc:
             raise UsageError(f"{directory}: a directory of the system cannot be read ({exc.strerror or exc})") from None
         visited += len(names)
