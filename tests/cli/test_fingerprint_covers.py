@@ -324,3 +324,20 @@ def test_names_that_are_not_utf8_are_recorded_escaped_not_a_crash(project: Proje
     (project.root / "model" / os.fsdecode(b"shard\xff.bin")).write_text("3")
     _, after = report(project)
     assert after["run"]["reused"] is False
+
+
+def test_a_reused_seed_checkpoint_says_what_its_fingerprint_covered(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    default_model_project(project)
+    text = (project.root / "release.yaml").read_text()
+    checkpoints = "".join(
+        f"    s{i}: {{command: '{sys.executable} predict.py', version: seed_{i}}}\n" for i in range(1, 4)
+    )
+    (project.root / "release.yaml").write_text(
+        text + f"seeds:\n  recipe: r\n  checkpoints:\n{checkpoints}  rule: {{id: recipe, criterion: correct, min: 0.5}}\n"
+    )
+    assert project.cli("seeds", "--quiet") in (0, 4, 5)
+    capsys.readouterr()
+    assert project.cli("seeds") in (0, 4, 5)
+    out = capsys.readouterr().out
+    assert out.count("was reused: its fingerprint covers only code (2 files: predict.py, ") == 3
+    assert "declare the model in `system.artifacts`" in out
