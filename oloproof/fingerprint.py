@@ -293,7 +293,7 @@ class _Collector:
         if not stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{shown}: a file of the system is not a regular file or a directory")
         for entry in walk(path):
-            name = f"{shown}/{shown_name(entry.rel)}"
+            name = f"{shown}/{shown_name(entry.rel)}" if shown != "." else shown_name(entry.rel)
             if entry.link is not None:
                 self.links[name] = shown_name(entry.link)
             if entry.st is None or not stat.S_ISDIR(entry.st.st_mode):
