@@ -46,6 +46,8 @@ DANGLING = "not hashed: a link to a path that does not exist"
 LOOP = "not hashed: a link that loops"
 CYCLE = "not hashed: a link to a directory that holds it (a cycle)"
 SPECIAL = "not hashed: not a regular file"
+KERNEL = "not hashed: a file of the kernel (/proc, /sys, /dev)"
+KERNEL_DIRS = ("/proc/", "/sys/", "/dev/")  # /proc/kcore is a "regular file" of 128 TB; never read one
 LINKS_MARK = b"\0links"  # no path holds a NUL: the link records cannot be mistaken for a file's
 
 # What counts as code, not a model: scripts by suffix, and interpreters (named by path, in a bin/).
@@ -232,6 +234,8 @@ def walk(root: Path, *, descend: Callable[[str], bool] | None = None) -> Iterato
                 continue
             if st is not None and not stat.S_ISREG(st.st_mode):
                 st, fact = None, SPECIAL
+            elif st is not None and is_link and os.path.realpath(path).startswith(KERNEL_DIRS):
+                st, fact = None, KERNEL
             yield Entry(path, rel, st, fact, text)
         stack.extend(reversed(below))
 
@@ -288,7 +292,8 @@ class _Collector:
         if st is None:
             raise UsageError(f"{shown}: {(fact or DANGLING).removeprefix('not hashed: ')}")
         if stat.S_ISREG(st.st_mode):
-            self.add(shown, path, st, None, path)
+            kernel = os.path.realpath(path).startswith(KERNEL_DIRS)  # named on a command line: recorded, not read
+            self.add(shown, path, None if kernel else st, KERNEL if kernel else None, path)
             return
         if not stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{shown}: a file of the system is not a regular file or a directory")
@@ -407,4 +412,6 @@ def artifact_problem(base_dir: Path, value: str) -> str | None:
         return f"a link to '{link_text(path)}', which {'does not exist' if fact == DANGLING else 'loops'}"
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         return "not a regular file or a directory"
+    if os.path.realpath(path).startswith(KERNEL_DIRS):
+        return KERNEL.removeprefix("not hashed: ")
     return None

@@ -177,7 +177,7 @@ def test_a_linked_directory_inside_an_artifact_directory_is_followed(project: Pr
     assert after["run"]["reused"] is False and code == 1
 
 
-@pytest.mark.parametrize("kind", ["dangling", "self-loop", "cycle", "fifo"])
+@pytest.mark.parametrize("kind", ["dangling", "self-loop", "cycle", "fifo", "kernel"])
 def test_a_broken_or_special_entry_in_an_artifact_directory_is_recorded_not_a_crash(project: Project, kind: str) -> None:
     default_model_project(project, artifacts="[model/]")
     entry = project.root / "model" / "odd"
@@ -187,6 +187,8 @@ def test_a_broken_or_special_entry_in_an_artifact_directory_is_recorded_not_a_cr
         entry.symlink_to("odd")
     elif kind == "cycle":
         entry.symlink_to("..", target_is_directory=True)  # model/odd -> the project: a walk would never end
+    elif kind == "kernel":
+        entry.symlink_to("/proc/self/status")  # a "regular file" of the kernel (/proc/kcore would never end)
     else:
         os.mkfifo(entry)  # opening it to hash it would wait forever
     code, data = report(project)
@@ -197,6 +199,7 @@ def test_a_broken_or_special_entry_in_an_artifact_directory_is_recorded_not_a_cr
         "self-loop": "not hashed: a link that loops",
         "cycle": "not hashed: a link to a directory that holds it (a cycle)",
         "fifo": "not hashed: not a regular file",
+        "kernel": "not hashed: a file of the kernel (/proc, /sys, /dev)",
     }[kind]
     _, again = report(project)
     assert again["run"]["reused"] is True  # a recorded fact is stable
