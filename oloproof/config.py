@@ -19,6 +19,7 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, SpecError, Where
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.files import display_path, read_text
+from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
@@ -140,10 +141,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message)
     )
     for index, artifact in enumerate(system.artifacts):
-        if not resolve_path(base_dir, artifact).exists():
-            raise doc.error(
-                f"system.artifacts[{index}]", f"{artifact}: no such file or directory (relative to {doc.path})"
-            )
+        if (problem := artifact_problem(base_dir, artifact)) is not None:
+            raise doc.error(f"system.artifacts[{index}]", f"{artifact}: {problem} (relative to {doc.path})")
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
         require_criterion(
@@ -203,12 +202,12 @@ def check_seeds(seeds: SeedsSpec, *, by_criterion: dict[str, Evaluator], system:
     check_against_system(seeds, system_version=system.version, system_command=system.command_text)
     for cp in seeds.checkpoints:
         for index, artifact in enumerate(cp.artifacts):
-            if not resolve_path(base_dir, artifact).exists():
+            if (problem := artifact_problem(base_dir, artifact)) is not None:
                 raise ConfigError(
                     cp.source,
                     cp.line,
                     f"{cp.key_path}.artifacts[{index}]",
-                    f"{artifact}: no such file or directory (relative to the directory of release.yaml)",
+                    f"{artifact}: {problem} (relative to the directory of release.yaml)",
                 )
 
 
@@ -218,7 +217,7 @@ def checkpoint_files(seeds: SeedsSpec, system: SystemSpec, base_dir: Path) -> li
     for cp in seeds.checkpoints:
         if cp.command is not None:
             files += system.files(base_dir, cp.command)
-        files += [resolve_path(base_dir, artifact) for artifact in cp.artifacts]
+        files += [path for artifact in cp.artifacts for path in artifact_paths(base_dir, artifact)]
     return files
 
 

@@ -27,7 +27,7 @@ from oloproof.metamorphic.variants import VariantProvider
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
-from oloproof.run import execute, find_reusable, system_fingerprint
+from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
@@ -56,10 +56,12 @@ def run_gate(
     on_batch: Callable[[int, int], None] | None = None,
     store: RunStore | None = None,
     reports_before: tuple[CheckReport, ...] = (),
+    fresh: bool = False,
 ) -> GateResult:
     """Gate ``release``. ``store``: the runs to use (the action passes one that admits only what a
     pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
-    join the prechecks (a blocking one blocks every rule)."""
+    join the prechecks (a blocking one blocks every rule); ``fresh``: run the released system (and
+    its transformed copies) again, while baselines and seed checkpoints may still be reused."""
     testset = load_dev_testset(release)
     store = store if store is not None else RunStore(release.base_dir)
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet, rerun=rerun, on_batch=on_batch)
@@ -106,8 +108,16 @@ def run_gate(
 
     baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
     record, outputs, reused, run_notes = _obtain_run(
-        release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch
+        release, testset, store, run_ref=run_ref, rerun=rerun or fresh, on_batch=on_batch
     )
+    if reused:
+        run_notes = (*run_notes, *reuse_notes(record))
+    elif fresh and run_ref is None:
+        run_notes = (
+            *run_notes,
+            f"the system was run fresh: no stored run of version '{release.system.version}' stands in for it here "
+            "(stored runs are reused only as baselines and seed checkpoints)",
+        )
     if record.imported:
         run_notes = (
             *run_notes,
@@ -119,7 +129,13 @@ def run_gate(
     variants = None
     if release.metamorphic is not None:
         variants = VariantProvider(
-            release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch, imported=record.imported
+            release,
+            testset,
+            store,
+            version=record.version,
+            rerun=rerun or (fresh and not record.imported),  # imported outputs: their copies are imported too
+            on_batch=on_batch,
+            imported=record.imported,
         )
     eval_ctx = EvalContext(
         testset=testset,
@@ -195,7 +211,7 @@ def _obtain_run(
         return record, store.outputs(record), True, ()
     system = release.system
     with store.lock(f"{system.version}\0{testset.digest}"):
-        current = system_fingerprint(release) if system.command is not None else None
+        current = system_fingerprint(release) if system.command is not None else None  # each file read once
         found, notes = (
             (None, ())
             if rerun
@@ -217,7 +233,7 @@ def _obtain_run(
                 f"`oloproof run --outputs FILE --version {system.version}`"
             )
         _preflight(release, testset)
-        record, outputs = execute(release, testset, store, on_batch=on_batch)
+        record, outputs = execute(release, testset, store, on_batch=on_batch, files=current)
         return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
 
 
@@ -302,9 +318,10 @@ def _decide_regression(
 
 
 def limitations_for(release: Release) -> tuple[str, ...]:
+    found = LIMITATIONS + ((UNDECLARED_FILES,) if release.system.command is not None else ())
     if release.metamorphic is None:
-        return LIMITATIONS
-    return LIMITATIONS + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
+        return found
+    return found + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:

@@ -151,7 +151,8 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     run_ref = None
     if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere
         run_ref = _import_outputs(session, release, inputs.outputs, store)
-    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before)
+    fresh = inputs.reuse == "baseline-only"  # the released system runs now; baselines and seeds may be reused
+    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before, fresh=fresh)
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.

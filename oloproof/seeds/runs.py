@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError, StoreError, UsageError
-from oloproof.run import execute, find_reusable, system_fingerprint
+from oloproof.run import execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RunRecord, RunStore, resolve_ref
 
 if TYPE_CHECKING:
@@ -129,10 +129,18 @@ def _obtain(
         )
         if found is not None:
             return Checkpoint(
-                name=cp.name, ref=cp.declared, run=found, problem=None, origin="reused", command=cp.command
+                name=cp.name,
+                ref=cp.declared,
+                run=found,
+                problem=None,
+                origin="reused",
+                command=cp.command,
+                notes=reuse_notes(found),  # what its fingerprint covered (a code-only one is called out)
             )
         try:
-            record, _ = execute(as_run, testset, store, command=cp.command, version=cp.version, on_batch=on_batch)
+            record, _ = execute(
+                as_run, testset, store, command=cp.command, version=cp.version, on_batch=on_batch, files=current
+            )
         except UsageError as exc:  # the command cannot be started: a mistake in the seeds file
             raise ConfigError(
                 cp.source, cp.line, f"{cp.key_path}.command", str(exc).removeprefix("--command: ")
