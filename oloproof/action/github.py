@@ -220,6 +220,11 @@ def _dig(data: Mapping[str, Any], *keys: str) -> Any:
 # ---------------------------------------------------------------- file commands
 
 
+def step_summary_file(environ: Mapping[str, str]) -> str | None:
+    """The job summary file of this step (``GITHUB_STEP_SUMMARY``), which reports append to."""
+    return environ.get("GITHUB_STEP_SUMMARY") or None
+
+
 def write_outputs(env: ActionEnv, values: Mapping[str, str]) -> None:
     """Append step outputs to ``GITHUB_OUTPUT`` (multi-line values get a random delimiter)."""
     if env.output is None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from oloproof import __version__
-from oloproof.cli.common import silence_stdout
+from oloproof.cli.common import restore_stdout, silence_stdout
 from oloproof.errors import ExitCode, OloproofError
 from oloproof.exits import run_guarded, where_raised
 from oloproof.inert import inert
@@ -61,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
-    return run_guarded(lambda: int(args.handler(args)), _Stderr())
+    try:
+        return run_guarded(lambda: int(args.handler(args)), _Stderr())
+    finally:
+        restore_stdout()  # a report sent to stdout moved people's output to stderr for this command
 
 
 class _Stderr:
