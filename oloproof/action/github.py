@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oloproof.process import system_environment
+
 # Events whose payload carries ``pull_request`` (with ``head.sha``): GITHUB_SHA is not the PR's head.
 PULL_REQUEST_EVENTS = frozenset(
     {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
@@ -263,7 +265,7 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     if not env.in_actions or git is None:
         return False
     target = str(env.workspace)
-    child_env = dict(environ)
+    child_env = system_environment(environ)  # git never sees the token
     try:
         listed = subprocess.run(
             [git, "config", "--global", "--get-all", "safe.directory"],
