@@ -57,13 +57,13 @@ def console(stderr: bool = False) -> Console:
 
     stream = sys.stderr if stderr else sys.stdout
     if stream is None:  # started with the stream closed
-        return _Console(file=io.StringIO(), quiet=True, markup=False)
+        return _Console(file=io.StringIO(), quiet=True, markup=False, emoji=False)
     # Logs and pipes get a wide, stable layout instead of rich's 80-column default, and lines are
     # never wrapped there: a wrap is a newline rich inserts, which would let text from a file (a case
     # id "::error::…") begin a line of a CI log, where a line that begins "::" is a workflow command.
     tty = stream.isatty()
     width = None if tty else int(os.environ.get("COLUMNS", "140") or 140)
-    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False, emoji=False)
 
 
 def silence_stdout() -> None:
