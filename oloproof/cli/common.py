@@ -155,10 +155,27 @@ def write_bytes(path: str, data: bytes) -> None:
         raise UsageError(f"{path}: cannot write it ({exc.strerror or exc})") from None
 
 
+def _inert_report(data: bytes) -> bytes:
+    """A report for stdout, which may be a CI log: no ``##[`` anywhere and no line starting (after
+    blanks) with ``::``, written with the format's own escapes so the document means the same.
+    JSON (``{``, ``[``) can hold either only inside a string, where ``\\u0023`` is ``#``; XML, HTML
+    and Markdown take ``&#35;`` and ``&#58;``."""
+    json_like = data.lstrip()[:1] in (b"{", b"[")
+    hash_sign, colon = (b"\\u0023", b"\\u003a") if json_like else (b"&#35;", b"&#58;")
+    data = data.replace(b"##[", hash_sign + b"#[")
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines):
+        body = line.lstrip()
+        if body.startswith(b"::"):
+            lines[number] = line[: len(line) - len(body)] + colon + body[1:]
+    return b"\n".join(lines)
+
+
 def _to_stdout(data: bytes) -> None:
     stream = _reports_stdout or sys.stdout
     if stream is None:
         return
+    data = _inert_report(data)
     try:
         stream.flush()
         buffer = getattr(stream, "buffer", None)

@@ -160,3 +160,15 @@ def test_the_leaked_ids_line_of_leakage_check_cannot_issue_a_command(tmp_path: P
     assert code == 4
     assert "\\x3a:error::pwned, #\\x23[add-mask]x, a\\u202eb, cat\\U0001f600" in text
     assert commands_in_log(text) == []
+
+
+@pytest.mark.parametrize("flag", ["--json", "--junit", "--markdown"])
+def test_a_report_on_stdout_holds_no_workflow_command_and_means_the_same(tmp_path: Path, flag: str) -> None:
+    ids = ["##[error]legacy", "::error::start", "plain"]
+    config = str(project(tmp_path, ids, "##[add-mask]v"))
+    code, text = run("gate", "-c", config, "-q", flag, "-")
+    assert code in (1, 4)
+    assert commands_in_log(text) == []
+    if flag == "--json":
+        report = json.loads(text[: text.rindex("}") + 1])
+        assert report["system"]["version"] == "##[add-mask]v"
