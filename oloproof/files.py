@@ -89,7 +89,9 @@ def read_text(file: Path, shown: str) -> str:
         raise ConfigError(shown, line, "", "not valid UTF-8") from None
 
 
-def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs: Iterable[Path] = ()) -> None:
+def check_report_paths(
+    paths: Iterable[str | os.PathLike[str] | None], *, inputs: Iterable[Path] = (), within: Path | None = None
+) -> None:
     """Refuse, before any work, a report path that would destroy something or could not be written.
 
     A report is never written over an input of the command (release.yaml, the policy, the test
@@ -98,8 +100,10 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
     directory, a block device or a socket, or twice by one command. A path is judged by what it
     points to: a symlink by its target (``/dev/stdout`` by the pipe or terminal behind it), so a
     link to an input or into ``.oloproof/`` is refused like the file itself. A character device or
-    a FIFO is accepted: ``write_report`` writes into it, never replaces it. The directory of a new
-    file is created now, so that a verdict is never computed and then lost.
+    a FIFO is accepted: ``write_report`` writes into it, never replaces it. A symlink to a file is
+    followed only within the link's own directory (a checkout's ``report.json -> ~/.bashrc`` is
+    refused), and with ``within`` (the action's workspace) no report lands outside that directory.
+    The directory of a new file is created now, so that a verdict is never computed and then lost.
     """
     protected: dict[tuple[int, int], Path] = {}
     resolved_inputs: dict[Path, Path] = {}
@@ -132,6 +136,17 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
             raise UsageError(f"{shown}: is {_kind(info.st_mode)}; give a file name for the report")
         if streamed:
             continue  # written into, never replaced; not an input, nothing under .oloproof/ is a device
+        if os.path.islink(path):
+            home = Path(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+            if target != home and home not in target.parents:
+                raise UsageError(
+                    f"{shown}: is a symlink to {target}, outside its own directory; a report follows a link only "
+                    "within it (name the target itself to write there)"
+                )
+        if within is not None:
+            root = Path(os.path.realpath(within))
+            if target != root and root not in target.parents:
+                raise UsageError(f"{shown}: resolves to {target}, outside {within}; reports are written inside it")
         if target in resolved_inputs:
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"

@@ -206,3 +206,16 @@ def test_a_closed_reader_on_dash_keeps_the_verdict(passing: Project) -> None:
     )
     done = subprocess.run(["bash", "-c", script], capture_output=True, env=environ, timeout=120, check=False)
     assert done.stdout.decode().strip() == "0", done.stderr.decode()
+
+
+def test_a_symlink_out_of_its_directory_is_refused(passing: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkout's report.json planted as a link to a file elsewhere (~/.bashrc, a runner's file)
+    is neither replaced nor written through."""
+    outside = passing.root.parent / "outside-precious.txt"
+    outside.write_text("precious")
+    link = passing.root / "report.json"
+    link.symlink_to(os.path.relpath(outside, passing.root))
+    assert passing.cli("gate", "--json", str(link)) == 2
+    err = capsys.readouterr().err
+    assert f"{link}: is a symlink to {outside}, outside its own directory; a report follows a link only within it" in err
+    assert outside.read_text() == "precious" and link.is_symlink()
