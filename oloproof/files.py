@@ -129,20 +129,21 @@ def check_report_paths(
         target = Path(os.path.realpath(path))
         streamed = info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode))
         key: object = (info.st_dev, info.st_ino) if info is not None else target
-        if key in seen and not (streamed and info is not None and info.st_rdev == os.stat(os.devnull).st_rdev):
+        if key in seen and not (info is not None and _is_devnull(info)):
             raise UsageError(f"{shown}: named for two reports ({seen[key]} and {shown}); give each its own file")
         seen[key] = shown
         if info is not None and not (stat.S_ISREG(info.st_mode) or streamed):
             raise UsageError(f"{shown}: is {_kind(info.st_mode)}; give a file name for the report")
-        if streamed:
-            continue  # written into, never replaced; not an input, nothing under .oloproof/ is a device
-        if os.path.islink(path):
+        pipe_or_null = info is not None and (stat.S_ISFIFO(info.st_mode) or _is_devnull(info))
+        if os.path.islink(path) and not pipe_or_null:  # /dev/stderr -> /dev/pts/3 stays inside /dev
             home = Path(os.path.realpath(os.path.dirname(os.path.abspath(path))))
             if target != home and home not in target.parents:
                 raise UsageError(
                     f"{shown}: is a symlink to {target}, outside its own directory; a report follows a link only "
                     "within it (name the target itself to write there)"
                 )
+        if streamed:
+            continue  # written into, never replaced; not an input, nothing under .oloproof/ is a device
         if within is not None:
             root = Path(os.path.realpath(within))
             if target != root and root not in target.parents:
@@ -164,6 +165,14 @@ def check_report_paths(
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"{shown}: cannot create its directory ({exc.strerror or exc})") from None
+
+
+def _is_devnull(info: os.stat_result) -> bool:
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
 
 
 def same_file_as_fd(path: str | os.PathLike[str], fd: int) -> bool:

@@ -219,3 +219,17 @@ def test_a_symlink_out_of_its_directory_is_refused(passing: Project, capsys: pyt
     err = capsys.readouterr().err
     assert f"{link}: is a symlink to {outside}, outside its own directory; a report follows a link only within it" in err
     assert outside.read_text() == "precious" and link.is_symlink()
+
+
+def test_a_symlink_to_a_device_elsewhere_is_refused(passing: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """A planted report.json -> /dev/<device> (as root, /dev/mem or /dev/kmsg) is not written into;
+    /dev/null through a link is harmless and allowed."""
+    device = Path("/dev/zero")
+    link = passing.root / "report.json"
+    link.symlink_to(device)
+    assert passing.cli("gate", "--json", str(link)) == 2
+    assert f"{link}: is a symlink to {device}, outside its own directory" in capsys.readouterr().err
+    link.unlink()
+    link.symlink_to(os.devnull)
+    assert passing.cli("gate", "--json", str(link)) == 0
+    assert link.is_symlink() and Path(os.devnull).is_char_device()
