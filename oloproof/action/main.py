@@ -138,7 +138,8 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     release = load_release(inputs.config)
     if inputs.json_report is not None:  # never over an input: refused before any work (exit 2)
         report = inputs.json_report
-        check_report_paths([report, report.with_suffix(".md")], inputs=release.input_files(session.environ))
+        protected = release.input_files(session.environ)
+        check_report_paths([report, report.with_suffix(".md")], inputs=protected, within=session.env.workspace)
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     store = RunStore(release.base_dir)
