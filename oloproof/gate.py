@@ -28,7 +28,7 @@ from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import execute, find_reusable, system_fingerprint
-from oloproof.runstore import RunRecord, RunStore
+from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
@@ -104,7 +104,7 @@ def run_gate(
         )
         return result(rules, decided=False)
 
-    baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
+    baselines = _resolve_baselines(release, store, testset)  # before any run: a wrong ref costs nothing
     record, outputs, reused, run_notes = _obtain_run(
         release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch
     )
@@ -186,7 +186,7 @@ def _obtain_run(
     together run the system once and the second reuses the first's run.
     """
     if run_ref is not None:
-        record = store.resolve(run_ref)
+        record = store.resolve(run_ref, scope=RefScope.of(testset))
         if record.testset_digest != testset.digest:
             raise UsageError(
                 f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
@@ -243,13 +243,13 @@ def _preflight(release: Release, testset: TestSet) -> None:
             evaluator.evaluate(ctx)
 
 
-def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord]:
+def _resolve_baselines(release: Release, store: RunStore, testset: TestSet) -> dict[str, RunRecord]:
     baselines: dict[str, RunRecord] = {}
     for rule in release.policy.rules:
         if rule.baseline is None:
             continue
         try:
-            baselines[rule.id] = store.resolve(rule.baseline)
+            baselines[rule.id] = store.resolve(rule.baseline, scope=RefScope.of(testset))
         except StoreError as exc:
             raise ConfigError(rule.source, rule.line, f"{rule.key_path}.baseline", str(exc)) from None
     return baselines

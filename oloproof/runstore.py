@@ -6,7 +6,8 @@ so a crash or Ctrl-C never leaves a half-written run: ``run.json`` holds the met
 
 Refs, accepted wherever a run is named: ``latest``, ``latest~N`` (N runs before the
 latest), ``version:NAME`` (the latest run of that version, ``version:NAME~N`` earlier ones),
-or a run id or unique prefix of one.
+or a run id or unique prefix of one. Where a command works on a test set, the ``latest`` and
+``version:`` forms count only the runs made on it (``RefScope``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from oloproof.errors import StoreError, UsageError
 from oloproof.files import STORE_DIR, atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
 from oloproof.fingerprint import Fingerprint
 from oloproof.jsonl import dumps_line
+from oloproof.testset import TestSet
 
 RUN_SCHEMA = "oloproof.run/1"
 
@@ -235,33 +237,84 @@ class RunStore:
         with locked(locks / f"{name}.lock"):
             yield
 
-    def resolve(self, ref: str, *, kind: str = "system") -> RunRecord:
+    def resolve(self, ref: str, *, kind: str = "system", scope: RefScope | None = None) -> RunRecord:
         records = [record for record in self.records() if record.kind == kind]
-        return resolve_ref(ref, records, refused=self.refused)
+        return resolve_ref(ref, records, refused=self.refused, scope=scope)
 
 
 _TILDE = re.compile(r"^(?P<base>.+?)~(?P<n>\d+)$")
 
 
-def resolve_ref(ref: str, records: list[RunRecord], *, refused: dict[str, str] | None = None) -> RunRecord:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefScope:
+    """Which runs a ref counts (docs/runs.md, "Refs").
+
+    ``latest~N`` and ``version:NAME~N`` count only the runs made on the test set ``testset_digest``
+    (the current one: a stray run of another config never shifts them); a run id names its run
+    wherever it was made. ``skip`` (version -> why) leaves runs of those versions out of the
+    ``latest`` forms only: in a seeds block, the released system's own runs, which every gate
+    adds, so that ``latest~4 … latest`` names the same checkpoints on every gate.
+    """
+
+    testset_digest: str
+    testset_path: str
+    skip: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def where(self) -> str:
+        return f"{self.testset_path} ({self.testset_digest[:19]}…)"
+
+    @classmethod
+    def of(cls, testset: TestSet, *, skip: tuple[tuple[str, str], ...] = ()) -> RefScope:
+        return cls(testset_digest=testset.digest, testset_path=testset.path, skip=skip)
+
+
+def resolve_ref(
+    ref: str,
+    records: list[RunRecord],
+    *,
+    refused: dict[str, str] | None = None,
+    scope: RefScope | None = None,
+) -> RunRecord:
     """Resolve a ref against ``records`` (oldest first); ``refused`` (run id -> why) turns a ref that
-    names a run which is not used into an error saying why."""
+    names a run which is not used into an error saying why; ``scope`` narrows what the ``latest``
+    and ``version:`` forms count (``RefScope``)."""
     text = ref.strip()
     back = 0
     match = _TILDE.match(text)
     if match:
         text, back = match["base"], int(match["n"])
+    on_set = records if scope is None else [record for record in records if record.testset_digest == scope.testset_digest]
+    where = "" if scope is None else f" on {scope.where}"
+    elsewhere = len(records) - len(on_set)
     if text == "latest":
-        pool = records
-        what = "runs"
+        skipped = dict(scope.skip) if scope is not None else {}
+        pool = [record for record in on_set if record.version not in skipped]
+        what = f"runs{where}"
+        left_out = [
+            f"{count} run(s) of version '{version}' ({skipped[version]}; `version:{version}` names them)"
+            for version in skipped
+            if (count := sum(1 for record in on_set if record.version == version))
+        ]
+        if left_out:
+            what += ", not counting " + " and ".join(left_out)
+        if elsewhere:
+            what += f" ({elsewhere} more on other test sets are not counted)"
     elif text.startswith("version:"):
         name = text[len("version:") :]
-        pool = [record for record in records if record.version == name]
-        what = f"runs of version '{name}'"
+        pool = [record for record in on_set if record.version == name]
+        what = f"runs of version '{name}'{where}"
         if not pool:
-            known = sorted({record.version for record in records})
-            hint = f"; known versions: {', '.join(known)}" if known else ""
-            raise StoreError(f"ref '{ref}': no run of version '{name}'{hint}")
+            other = [record for record in records if record.version == name]
+            if other:
+                sets = ", ".join(dict.fromkeys(record.testset_digest[:19] + "…" for record in other))
+                raise StoreError(
+                    f"ref '{ref}': no run of version '{name}'{where}; its {len(other)} run(s) were made on other test "
+                    f"sets ({sets}): run version '{name}' on this test set"
+                )
+            known = sorted({record.version for record in on_set})
+            hint = f"; known versions{' there' if scope else ''}: {', '.join(known)}" if known else ""
+            raise StoreError(f"ref '{ref}': no run of version '{name}'{where}{hint}")
     else:
         if back:
             raise StoreError(f"ref '{ref}': ~N applies to 'latest' or 'version:NAME', not to a run id")
@@ -279,7 +332,9 @@ def resolve_ref(ref: str, records: list[RunRecord], *, refused: dict[str, str] |
             )
         return matches[0]
     if not pool:
-        raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`)")
+        if not records:
+            raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`)")
+        raise StoreError(f"ref '{ref}': there are no {what}")
     if back >= len(pool):
         raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist")
     return pool[-1 - back]
