@@ -222,9 +222,11 @@ def _obtain_run(
 
 
 def _refused_notes(store: RunStore, limit: int = 3) -> tuple[str, ...]:
-    """Stored runs that are never used (edited, unsealed, or not admitted), said once each."""
+    """Stored runs that are never used (edited, unsealed, or not on the pinned list), and runs read
+    from the pin instead of the working tree (in a pull request), said once each."""
+    swapped = tuple(f"run {run_id} is {how}" for run_id, how in sorted(store.substituted.items())[:limit])
     items = sorted(store.refused.items())
-    notes = tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
+    notes = swapped + tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
     more = (
         (f"and {len(items) - limit} more stored run(s) are not used (see `oloproof runs`)",)
         if len(items) > limit

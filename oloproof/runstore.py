@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -121,6 +121,36 @@ class RunRecord:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinnedRuns:
+    """The run list that counts when the working tree is not trusted: in a pull request, the runs
+    of its base commit (``oloproof.action.trust``).
+
+    Refs resolve over these runs only, each read as the pin holds it: a run the working tree
+    deletes, edits or replaces by a symlink is read from the pin instead (and said so), so neither
+    deleting the newest run of a version nor editing it changes what ``version:NAME`` or
+    ``latest~N`` names. A run the working tree adds is never used (``added``). Runs this store
+    makes itself (the gate's own run) are always used.
+    """
+
+    where: str  # how the pin is named in notes, e.g. "the base branch (1a2b3c4d5e6f)"
+    files: Mapping[str, Mapping[str, str]]  # run id -> file name (run.json, outputs.jsonl) -> content id
+    content_id: Callable[[bytes], str]  # the content id of bytes on disk (git's blob id)
+    read: Callable[[str], bytes | None]  # a content id -> the bytes the pin holds
+    added: str  # why a run the working tree adds is not used
+    unavailable: str | None = None  # why the pin cannot be read: then no stored run is used
+
+    def content(self, run_id: str, name: str, on_disk: bytes | None) -> tuple[bytes | None, bool]:
+        """A pinned run's file: the bytes on disk when they are the pinned ones, else the pin's
+        (None when it cannot be read); and whether the working tree's copy differs."""
+        wanted = self.files.get(run_id, {}).get(name)
+        if wanted is None:
+            return None, on_disk is not None
+        if on_disk is not None and self.content_id(on_disk) == wanted:
+            return on_disk, False
+        return self.read(wanted), True
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -135,16 +165,16 @@ class RunStore:
     Every run is sealed when written (a content digest over run.json, and the SHA-256 of
     outputs.jsonl) and checked when read: a run edited by hand, or written before runs were
     sealed, is never used — it is listed in ``refused`` with the reason, and a ref naming it is an
-    error that says why. ``admit`` narrows what counts further (in a pull request, only the runs
-    the protected branch holds): it returns None for a usable run, or why it is not. Runs this
-    store saves itself are always usable.
+    error that says why. ``pinned`` replaces the working tree's run list by another (in a pull
+    request, the base commit's: ``PinnedRuns``). Runs this store saves itself are always usable.
     """
 
-    def __init__(self, root: Path, *, admit: Callable[[RunRecord], str | None] | None = None) -> None:
+    def __init__(self, root: Path, *, pinned: PinnedRuns | None = None) -> None:
         self.root = root
         self.runs_dir = root / STORE_DIR / "runs"
-        self.admit = admit
+        self.pinned = pinned
         self.refused: dict[str, str] = {}  # run id -> why it is not used
+        self.substituted: dict[str, str] = {}  # run id -> how the working tree's copy differs from the pinned one
         self._made: set[str] = set()
 
     def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> RunRecord:
@@ -164,48 +194,77 @@ class RunStore:
         return record
 
     def records(self) -> list[RunRecord]:
-        """Every complete, sealed and admitted run, oldest first (temporary directories are
-        skipped; the others are in ``refused``)."""
-        if not self.runs_dir.is_dir():
-            return []
-        found: list[RunRecord] = []
-        for entry in os.scandir(self.runs_dir):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            meta = Path(entry.path) / "run.json"
-            try:
-                data = orjson.loads(read_regular(meta, str(meta)))
-            except UsageError:
-                continue  # no run.json: not a run
-            except orjson.JSONDecodeError as exc:
-                self.refused[entry.name] = f"its run.json is not valid JSON ({exc})"
-                continue
-            problem = seal_problem(data)
-            if problem is not None:
-                self.refused[entry.name] = problem
-                continue
-            try:
-                record = RunRecord.from_json(data)
-            except (KeyError, TypeError, ValueError) as exc:
-                self.refused[entry.name] = f"its run.json is not a valid run record ({exc.__class__.__name__}: {exc})"
-                continue
-            if record.run_id != entry.name:
-                self.refused[entry.name] = f"its run.json names run {record.run_id} (a run copied or renamed by hand)"
-                continue
-            why = None if self.admit is None or record.run_id in self._made else self.admit(record)
-            if why is not None:
-                self.refused[entry.name] = why
-                continue
-            found.append(record)
+        """Every complete, sealed and usable run, oldest first (temporary directories are skipped;
+        the others are in ``refused``)."""
+        on_disk: dict[str, bytes | None] = {}  # run id -> its run.json (None: not a regular file)
+        if self.runs_dir.is_dir():
+            for entry in os.scandir(self.runs_dir):
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
+                meta = Path(entry.path) / "run.json"
+                try:
+                    on_disk[entry.name] = read_regular(meta, str(meta))
+                except UsageError:
+                    on_disk[entry.name] = None
+        raws: dict[str, bytes] = {}
+        pinned = self.pinned
+        for name, raw in on_disk.items():
+            if raw is None:
+                continue  # no run.json: not a run (or, pinned, read from the pin below)
+            if pinned is None or name in self._made:
+                raws[name] = raw
+            elif pinned.unavailable is not None:
+                self.refused[name] = pinned.unavailable
+            elif name not in pinned.files:
+                self.refused[name] = pinned.added
+        if pinned is not None and pinned.unavailable is None:
+            for name in pinned.files:
+                if name in self._made:
+                    continue
+                raw, differs = pinned.content(name, "run.json", on_disk.get(name))
+                if raw is None:
+                    self.refused[name] = f"its run.json on {pinned.where} cannot be read"
+                    continue
+                if differs:
+                    how = "changed" if on_disk.get(name) is not None else "deleted or replaced"
+                    self.substituted[name] = f"{how} by this pull request: the copy on {pinned.where} is used"
+                raws[name] = raw
+        found = [record for name, raw in raws.items() if (record := self._parse(name, raw)) is not None]
         found.sort(key=lambda record: (record.created_ns, record.run_id))
         return found
 
+    def _parse(self, name: str, raw: bytes) -> RunRecord | None:
+        """A run.json's record, or None (and why, in ``refused``) when it is not a usable run."""
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            self.refused[name] = f"its run.json is not valid JSON ({exc})"
+            return None
+        problem = seal_problem(data)
+        if problem is not None:
+            self.refused[name] = problem
+            return None
+        try:
+            record = RunRecord.from_json(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            self.refused[name] = f"its run.json is not a valid run record ({exc.__class__.__name__}: {exc})"
+            return None
+        if record.run_id != name:
+            self.refused[name] = f"its run.json names run {record.run_id} (a run copied or renamed by hand)"
+            return None
+        return record
+
     def outputs(self, record: RunRecord) -> dict[str, dict[str, Any]]:
         path = self.runs_dir / record.run_id / "outputs.jsonl"
+        raw: bytes | None
         try:
             raw = read_regular(path, str(path))
         except UsageError:
-            raise StoreError(f"{path}: missing or unreadable (the run store is damaged)") from None
+            raw = None
+        if self.pinned is not None and record.run_id in self.pinned.files and record.run_id not in self._made:
+            raw, _ = self.pinned.content(record.run_id, "outputs.jsonl", raw)  # as the pin holds them
+        if raw is None:
+            raise StoreError(f"{path}: missing or unreadable (the run store is damaged)")
         if "sha256:" + hashlib.sha256(raw).hexdigest() != record.outputs_sha256:
             raise StoreError(
                 f"{path}: the outputs do not match the digest in run {record.run_id}'s run.json (edited after the run "
