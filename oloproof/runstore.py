@@ -175,6 +175,7 @@ class RunStore:
         self.pinned = pinned
         self.refused: dict[str, str] = {}  # run id -> why it is not used
         self.substituted: dict[str, str] = {}  # run id -> how the working tree's copy differs from the pinned one
+        self._compared: set[str] = set()  # pinned runs whose working-tree copy was compared with the pin
         self._made: set[str] = set()
 
     def save(self, record: RunRecord, outputs: dict[str, dict[str, Any]]) -> RunRecord:
@@ -225,13 +226,31 @@ class RunStore:
                 if raw is None:
                     self.refused[name] = f"its run.json on {pinned.where} cannot be read"
                     continue
-                if differs:
-                    how = "changed" if on_disk.get(name) is not None else "deleted or replaced"
-                    self.substituted[name] = f"{how} by this pull request: the copy on {pinned.where} is used"
+                if name not in self._compared:
+                    self._compared.add(name)
+                    how = self._difference(name, pinned, differs, on_disk.get(name) is not None)
+                    if how is not None:
+                        self.substituted[name] = f"{how} by this pull request: the copy on {pinned.where} is used"
                 raws[name] = raw
         found = [record for name, raw in raws.items() if (record := self._parse(name, raw)) is not None]
         found.sort(key=lambda record: (record.created_ns, record.run_id))
         return found
+
+    def _difference(self, name: str, pinned: PinnedRuns, run_json_differs: bool, run_json_exists: bool) -> str | None:
+        """How the working tree's copy of a pinned run differs from the pin's (None: it does not)."""
+        if run_json_differs:
+            return "changed" if run_json_exists else "deleted or replaced"
+        outputs = self._read_outputs(name)
+        if pinned.content(name, "outputs.jsonl", outputs)[1]:
+            return f"changed (its outputs.jsonl {'changed' if outputs is not None else 'deleted or replaced'})"
+        return None
+
+    def _read_outputs(self, run_id: str) -> bytes | None:
+        path = self.runs_dir / run_id / "outputs.jsonl"
+        try:
+            return read_regular(path, str(path))
+        except UsageError:
+            return None
 
     def _parse(self, name: str, raw: bytes) -> RunRecord | None:
         """A run.json's record, or None (and why, in ``refused``) when it is not a usable run."""
@@ -256,11 +275,7 @@ class RunStore:
 
     def outputs(self, record: RunRecord) -> dict[str, dict[str, Any]]:
         path = self.runs_dir / record.run_id / "outputs.jsonl"
-        raw: bytes | None
-        try:
-            raw = read_regular(path, str(path))
-        except UsageError:
-            raw = None
+        raw = self._read_outputs(record.run_id)
         if self.pinned is not None and record.run_id in self.pinned.files and record.run_id not in self._made:
             raw, _ = self.pinned.content(record.run_id, "outputs.jsonl", raw)  # as the pin holds them
         if raw is None:
@@ -373,7 +388,7 @@ def resolve_ref(
                 )
             known = sorted({record.version for record in on_set})
             hint = f"; known versions{' there' if scope else ''}: {', '.join(known)}" if known else ""
-            raise StoreError(f"ref '{ref}': no run of version '{name}'{where}{hint}")
+            raise StoreError(f"ref '{ref}': no run of version '{name}'{where}{hint}{_unused(refused)}")
     else:
         if back:
             raise StoreError(f"ref '{ref}': ~N applies to 'latest' or 'version:NAME', not to a run id")
@@ -392,8 +407,17 @@ def resolve_ref(
         return matches[0]
     if not pool:
         if not records:
-            raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`)")
-        raise StoreError(f"ref '{ref}': there are no {what}")
+            raise StoreError(f"ref '{ref}': there are no runs yet (make one with `oloproof run`){_unused(refused)}")
+        raise StoreError(f"ref '{ref}': there are no {what}{_unused(refused)}")
     if back >= len(pool):
-        raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist")
+        raise StoreError(f"ref '{ref}': only {len(pool)} {what}, so {text}~{back} does not exist{_unused(refused)}")
     return pool[-1 - back]
+
+
+def _unused(refused: dict[str, str] | None) -> str:
+    """Stored runs a ref did not count because they are not used, said after a ref that found too few."""
+    if not refused:
+        return ""
+    run_id, why = sorted(refused.items())[-1]
+    more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""
+    return f" (not counted: run {run_id}, {why}{more})"
