@@ -358,7 +358,9 @@ def resolve_ref(
     match = _TILDE.match(text)
     if match:
         text, back = match["base"], int(match["n"])
-    on_set = records if scope is None else [record for record in records if record.testset_digest == scope.testset_digest]
+    on_set = (
+        records if scope is None else [record for record in records if record.testset_digest == scope.testset_digest]
+    )
     where = "" if scope is None else f" on {scope.where}"
     elsewhere = len(records) - len(on_set)
     if text == "latest":

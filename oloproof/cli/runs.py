@@ -10,7 +10,9 @@ from oloproof.inert import inert
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "runs", help="list recorded runs", description="List recorded runs (oldest first) with their latest~N refs (counted on the current test set)."
+        "runs",
+        help="list recorded runs",
+        description="List recorded runs (oldest first) with their latest~N refs (counted on the current test set).",
     )
     common.add_config(parser)
     parser.add_argument("ref", nargs="?", help="show only the run this ref names")

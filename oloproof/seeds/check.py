@@ -191,7 +191,9 @@ def decide_recipe(
             matrix[:, index] = np.nan
     # One seed, however many names: the recipe is decided on distinct checkpoints (each is still shown).
     # Failed seeds are each a failure of their own, never copies of each other.
-    twins = identical_columns([cp.name for cp in usable if cp not in failed], matrix[:, [cp not in failed for cp in usable]])
+    twins = identical_columns(
+        [cp.name for cp in usable if cp not in failed], matrix[:, [cp not in failed for cp in usable]]
+    )
     repeated = {name for group in twins for name in group[1:]}
     distinct = matrix[:, [index for index, cp in enumerate(usable) if cp.name not in repeated]]
     reasons: list[str] = ["duplicate_seeds"] if twins else []
