@@ -216,6 +216,20 @@ def decide_recipe(
             **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
+    if np.isnan(matrix).all():  # every run failed or answered nothing: no pass rate to estimate
+        result = RuleResult(
+            verdict=Verdict.INSUFFICIENT_EVIDENCE,
+            reasons=tuple(dict.fromkeys((*reasons, "missing_outputs"))),
+            interval=None,
+            passes=None,
+            missing=int(matrix.size),
+            resolution=None,
+            sentence=f"recipe {spec.recipe}: no checkpoint has a usable output (failed: "
+            f"{', '.join(cp.name for cp in failed) or 'none'}), so there is no pass rate to estimate.",
+            details={"k": len(usable), "recipe": spec.recipe, "failed_checkpoints": [cp.name for cp in failed]},
+            **common,  # type: ignore[arg-type]
+        )
+        return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
     decided = recipe
     if twins:

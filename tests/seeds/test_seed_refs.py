@@ -106,3 +106,17 @@ def test_a_checkpoint_that_exits_non_zero_is_a_failed_seed_even_if_it_answered_e
     rule = recipe(json.loads(out.read_text()))
     assert "duplicate_seeds" not in rule["reasons"] and rule["details"]["failed_checkpoints"] == ["s4", "s5"]
     assert rule["details"]["k"] == 5
+
+
+def test_when_every_checkpoint_failed_there_is_nothing_to_estimate(project: Project) -> None:
+    failing = "".join(f"    s{k}: {{command: {echo('--exit', '1', '--tag', str(k))}}}\n" for k in range(1, 4))
+    project.write(cases=labelled_cases(30, 30), extra=seeds_block(failing), policy_extra=APPROX)
+    out = project.root / "seeds.json"
+    html = project.root / "seeds.html"
+    assert project.cli("seeds", "--json", str(out), "--html", str(html)) == ExitCode.INSUFFICIENT_EVIDENCE
+    rule = json.loads(out.read_text())["rule"]
+    assert rule["reasons"] == ["seed_failed", "missing_outputs"] and rule["interval"] is None
+    assert rule["sentence"] == (
+        "recipe r: no checkpoint has a usable output (failed: s1, s2, s3), so there is no pass rate to estimate."
+    )
+    assert html.exists()
