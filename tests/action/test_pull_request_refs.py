@@ -16,6 +16,7 @@ import pytest
 
 from oloproof.cli.main import main as cli
 from oloproof.files import seal
+from oloproof.runstore import RunStore
 from tests.action.conftest import ActionRun
 from tests.action.test_pull_request_trust import git, pull_request, report
 from tests.conftest import labelled_cases
@@ -120,3 +121,36 @@ def test_a_baseline_run_a_pull_request_adds_is_not_found(action: ActionRun, monk
     assert result.code == 2, result.stdout  # the ref does not resolve over the base's runs: a config error
     assert "policy.rules[0].baseline: ref 'version:v1': no run of version 'v1' on data/test.jsonl" in result.stdout
     assert f"(not counted: run {added}, added by this pull request (only runs on the base branch" in result.stdout
+
+
+SEEDS = (
+    "seeds:\n  recipe: r\n"
+    "  checkpoints: {seed_1: latest~2, seed_2: latest~1, seed_3: latest}\n"
+    "  rule: {id: recipe_ok, criterion: correct, min: 0.5}\n"
+)
+
+
+def test_a_pull_request_cannot_shift_the_seed_refs(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guide's `latest~N` checkpoints name the base branch's seed runs, whatever the pull
+    request deletes or adds, and whatever runs gates added on the base branch."""
+    action.project.write(cases=labelled_cases(100, 85), extra=SEEDS)
+    monkeypatch.chdir(action.workspace)
+    seeds = []
+    for k in range(1, 4):
+        preds = action.workspace / "preds.jsonl"
+        preds.write_text("".join(json.dumps({"id": f"c{i:05d}", "label": int(i != k)}) + "\n" for i in range(100)))
+        assert cli(["run", "--outputs", str(preds), "--version", f"seed_{k}"]) == 0
+        preds.unlink()
+        seeds.append(RunStore(action.workspace).resolve(f"version:seed_{k}").run_id)
+    assert cli(["gate", "--quiet"]) in (0, 1, 4, 5)  # a gate on the base branch adds a run of v1
+    git(action.workspace, "init", "-q", "-b", "main")
+    git(action.workspace, "add", "-A")
+    git(action.workspace, "commit", "-qm", "base")
+    base = git(action.workspace, "rev-parse", "HEAD")
+    runs = action.workspace / ".oloproof" / "runs"
+    shutil.rmtree(runs / seeds[2])  # the newest seed run deleted ...
+    import_v1(action.workspace, 100)  # ... and a newer run added (it is not used)
+    pull_request(action, base)(**{"github-token": "", "fail-on": "none"})
+    data = report(action)
+    [check] = [item for item in data["checks"] if item["name"] == "seeds"]
+    assert [cp["run_id"] for cp in check["data"]["checkpoints"]] == seeds
