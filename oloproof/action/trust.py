@@ -87,8 +87,10 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
                 "and could not be fetched: use actions/checkout with fetch-depth: 0 (or give the job contents: read)",
             ),
         )
-    runs_dir = root / STORE_DIR / "runs"
-    prefix = _repo_path(root, runs_dir)
+    # The runs' place in the base commit's tree, named without following a symlink the pull
+    # request may have put at .oloproof/ or .oloproof/runs (the base's runs are where the base has them).
+    project = _repo_path(root, root)
+    prefix = f"{STORE_DIR}/runs" if project == "." else f"{project}/{STORE_DIR}/runs"
     listing = git_bytes(root, "ls-tree", "-r", "-z", "--full-tree", base_sha, "--", prefix + "/") or b""
     run_files: dict[str, dict[str, str]] = {}
     for item in listing.split(b"\0"):

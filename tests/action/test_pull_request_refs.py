@@ -71,7 +71,21 @@ def symlinked(run: Path, older: Path) -> None:
     forged.write_text(json.dumps(seal(reseal_target)))
 
 
+def moved_behind_a_symlink(run: Path, older: Path, *, level: int) -> None:
+    """The runs folder (level 1) or the whole .oloproof/ (level 2) replaced by a symlink to a copy
+    without the newest run."""
+    folder = run.parents[level - 1]
+    elsewhere = run.parents[3] / f"elsewhere-{level}"  # beside the workspace
+    shutil.copytree(folder, elsewhere)
+    shutil.rmtree(elsewhere.joinpath(*run.relative_to(folder).parts))
+    shutil.rmtree(folder)
+    folder.symlink_to(elsewhere)
+
+
 ATTACKS: dict[str, Callable[[Path, Path], None]] = {
+    "runs folder a symlink to a copy": lambda run, older: moved_behind_a_symlink(run, older, level=1),
+    ".oloproof a symlink to a copy": lambda run, older: moved_behind_a_symlink(run, older, level=2),
+    "run folder replaced by a file": lambda run, older: (shutil.rmtree(run), run.write_text("x")),  # type: ignore[func-returns-value]
     "deleted": lambda run, older: shutil.rmtree(run),
     "run.json deleted": lambda run, older: (run / "run.json").unlink(),
     "every run deleted": lambda run, older: shutil.rmtree(run.parent),
