@@ -178,3 +178,20 @@ def test_a_latest_ref_that_only_the_released_system_could_fill_says_why(
     text = " ".join(recipe["sentence"].split())
     assert "ref 'latest~4': only 4 runs on " in text and "data/test.jsonl (sha256:" in text
     assert "not counting 1 run(s) of version 'v1' (the released system, whose runs gates add; `version:v1` names them)" in text
+
+
+def test_gap_with_stray_runs_of_both_versions_on_another_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "ph"
+    assert main(["init", "--example", "prompt-holdout", str(target)]) == 0
+    monkeypatch.chdir(target)
+    assert main(["gap", "--baseline", "version:extract-v1", "--json", "before.json"]) == 0
+    write_cases(target / "data" / "other.jsonl", [{"id": f"o{i}", "text": "x", "expected": {"clause": "a"}} for i in range(5)])
+    (target / "other.yaml").write_text(
+        (target / "release.yaml").read_text().replace("data/dev.jsonl", "data/other.jsonl").split("holdout:")[0]
+    )
+    (target / "o.jsonl").write_text("".join(json.dumps({"id": f"o{i}", "clause": "a"}) + "\n" for i in range(5)))
+    for version in ("extract-v1", "extract-v6"):
+        assert main(["run", "-c", "other.yaml", "--outputs", "o.jsonl", "--version", version]) == 0
+    assert main(["gap", "--baseline", "version:extract-v1", "--json", "after.json"]) == 0
+    before, after = (json.loads((target / name).read_text()) for name in ("before.json", "after.json"))
+    assert after["dev"] == before["dev"] and after["real_improvement"] == before["real_improvement"]
