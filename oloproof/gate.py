@@ -57,7 +57,7 @@ def run_gate(
     store: RunStore | None = None,
     reports_before: tuple[CheckReport, ...] = (),
 ) -> GateResult:
-    """Gate ``release``. ``store``: the runs to use (the action passes one that admits only what a
+    """Gate ``release``. ``store``: the runs to use (the action passes one pinned to what a
     pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
     join the prechecks (a blocking one blocks every rule)."""
     testset = load_dev_testset(release)
