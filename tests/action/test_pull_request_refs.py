@@ -82,10 +82,15 @@ def moved_behind_a_symlink(run: Path, older: Path, *, level: int) -> None:
     folder.symlink_to(elsewhere)
 
 
+def replaced_by_a_file(run: Path) -> None:
+    shutil.rmtree(run)
+    run.write_text("x")
+
+
 ATTACKS: dict[str, Callable[[Path, Path], None]] = {
     "runs folder a symlink to a copy": lambda run, older: moved_behind_a_symlink(run, older, level=1),
     ".oloproof a symlink to a copy": lambda run, older: moved_behind_a_symlink(run, older, level=2),
-    "run folder replaced by a file": lambda run, older: (shutil.rmtree(run), run.write_text("x")),  # type: ignore[func-returns-value]
+    "run folder replaced by a file": lambda run, older: replaced_by_a_file(run),
     "deleted": lambda run, older: shutil.rmtree(run),
     "run.json deleted": lambda run, older: (run / "run.json").unlink(),
     "every run deleted": lambda run, older: shutil.rmtree(run.parent),
