@@ -23,9 +23,16 @@ from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
-from oloproof.policy import POLICY, Policy, build_policy
+from oloproof.policy import POLICY, Policy, Rule, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
-from oloproof.seeds.spec import SEEDS, SeedsSpec, check_against_system, load_seeds_file, parse_seeds
+from oloproof.seeds.spec import (
+    SEEDS,
+    SeedsSpec,
+    check_against_baselines,
+    check_against_system,
+    load_seeds_file,
+    parse_seeds,
+)
 from oloproof.system import SYSTEM, SystemSpec, build_system
 from oloproof.testset import TESTSET
 
@@ -155,7 +162,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         )
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
-        check_seeds(seeds, by_criterion=by_criterion, system=system, base_dir=base_dir)
+        check_seeds(seeds, by_criterion=by_criterion, system=system, base_dir=base_dir, rules=policy.rules)
         rule = seeds.rule
         if rule.id in {policy_rule.id for policy_rule in policy.rules}:
             raise ConfigError(
@@ -191,15 +198,24 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     )
 
 
-def check_seeds(seeds: SeedsSpec, *, by_criterion: dict[str, Evaluator], system: SystemSpec, base_dir: Path) -> None:
+def check_seeds(
+    seeds: SeedsSpec,
+    *,
+    by_criterion: dict[str, Evaluator],
+    system: SystemSpec,
+    base_dir: Path,
+    rules: tuple[Rule, ...] = (),
+) -> None:
     """What a seeds block can only be checked against release.yaml for, before any checkpoint runs:
     its rule's criterion exists and scores one run, a command checkpoint's version is not the gated
-    system's (run by another command), its artifacts exist."""
+    system's (run by another command) nor a regression rule's baseline version (``rules``), its
+    artifacts exist."""
     rule = seeds.rule
     require_criterion(
         by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True
     )
     check_against_system(seeds, system_version=system.version, system_command=system.command_text)
+    check_against_baselines(seeds, rules)
     for cp in seeds.checkpoints:
         for index, artifact in enumerate(cp.artifacts):
             if (problem := artifact_problem(base_dir, artifact)) is not None:

@@ -28,7 +28,7 @@ from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
-from oloproof.runstore import RunRecord, RunStore
+from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
@@ -58,7 +58,7 @@ def run_gate(
     reports_before: tuple[CheckReport, ...] = (),
     fresh: bool = False,
 ) -> GateResult:
-    """Gate ``release``. ``store``: the runs to use (the action passes one that admits only what a
+    """Gate ``release``. ``store``: the runs to use (the action passes one pinned to what a
     pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
     join the prechecks (a blocking one blocks every rule); ``fresh``: run the released system (and
     its transformed copies) again, while baselines and seed checkpoints may still be reused."""
@@ -106,7 +106,7 @@ def run_gate(
         )
         return result(rules, decided=False)
 
-    baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
+    baselines = _resolve_baselines(release, store, testset)  # before any run: a wrong ref costs nothing
     record, outputs, reused, run_notes = _obtain_run(
         release, testset, store, run_ref=run_ref, rerun=rerun or fresh, on_batch=on_batch
     )
@@ -202,7 +202,7 @@ def _obtain_run(
     together run the system once and the second reuses the first's run.
     """
     if run_ref is not None:
-        record = store.resolve(run_ref)
+        record = store.resolve(run_ref, scope=RefScope.of(testset))
         if record.testset_digest != testset.digest:
             raise UsageError(
                 f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
@@ -238,9 +238,11 @@ def _obtain_run(
 
 
 def _refused_notes(store: RunStore, limit: int = 3) -> tuple[str, ...]:
-    """Stored runs that are never used (edited, unsealed, or not admitted), said once each."""
+    """Stored runs that are never used (edited, unsealed, or not on the pinned list), and runs read
+    from the pin instead of the working tree (in a pull request), said once each."""
+    swapped = tuple(f"run {run_id} is {how}" for run_id, how in sorted(store.substituted.items())[:limit])
     items = sorted(store.refused.items())
-    notes = tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
+    notes = swapped + tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
     more = (
         (f"and {len(items) - limit} more stored run(s) are not used (see `oloproof runs`)",)
         if len(items) > limit
@@ -259,13 +261,13 @@ def _preflight(release: Release, testset: TestSet) -> None:
             evaluator.evaluate(ctx)
 
 
-def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord]:
+def _resolve_baselines(release: Release, store: RunStore, testset: TestSet) -> dict[str, RunRecord]:
     baselines: dict[str, RunRecord] = {}
     for rule in release.policy.rules:
         if rule.baseline is None:
             continue
         try:
-            baselines[rule.id] = store.resolve(rule.baseline)
+            baselines[rule.id] = store.resolve(rule.baseline, scope=RefScope.of(testset))
         except StoreError as exc:
             raise ConfigError(rule.source, rule.line, f"{rule.key_path}.baseline", str(exc)) from None
     return baselines

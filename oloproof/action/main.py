@@ -147,7 +147,7 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     base_sha = pull_request_base(env)
     if base_sha is not None:  # a pull request: trust what its base branch holds, nothing it adds
         trust = base_trust(release, base_sha)
-        store.admit = trust.admit(store)
+        store.pinned = trust.pinned_runs(release.base_dir)
         before = (trust_report(release, trust),)
     run_ref = None
     if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere

@@ -124,7 +124,10 @@ def test_a_failed_run_edited_to_ok_in_a_pull_request_is_not_reused(action: Actio
     pull_request(action, base)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     data = report(action)
     assert data["run"]["run_id"] != original.name and data["run"]["reused"] is False
-    assert any(f"run {original.name} is not used: changed by this pull request" in note for note in data["run_notes"])
+    # the base branch's copy (failed) is what counts, so it is not reused either
+    assert f"run {original.name} is changed by this pull request: the copy on the base branch ({base[:12]}) is used" in (
+        data["run_notes"]
+    )
 
 
 def test_a_shortened_holdout_log_in_a_pull_request_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
