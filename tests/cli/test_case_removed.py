@@ -28,7 +28,7 @@ def cases_without(cases: list[dict[str, Any]], case_id: str) -> list[dict[str, A
 def test_removing_the_only_failing_case_is_said(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     cases = labelled_cases(60, 59)  # c00059 fails
     project.write(cases=cases, rules="  - {id: accurate, criterion: correct, min: 0.9}")
-    code, first = notes(project)
+    _, first = notes(project)
     assert not [note for note in first if "since the last gate" in note]
     write_cases(project.root / "data" / "test.jsonl", cases_without(cases, "c00059"))
     capsys.readouterr()
