@@ -234,3 +234,26 @@ def near_copy_fields(inputs: dict[str, Any]) -> dict[str, Hashable]:
 
     walk(inputs, "")
     return fields
+
+
+def _canonical(value: Hashable) -> Any:
+    """A near-copy value as plain JSON, the same for equal values (3 and 3.0 alike)."""
+    if isinstance(value, Token):
+        return {"token": value.value}
+    if isinstance(value, bool):  # not produced by _near_leaf, but never a number
+        return {"token": "true" if value else "false"}
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else {"float": repr(value)}
+    if isinstance(value, (int, str)):
+        return value
+    if isinstance(value, tuple):
+        return [_canonical(item) for item in value]
+    if isinstance(value, frozenset):
+        return {"fields": sorted(orjson.dumps([key, _canonical(item)]).decode() for key, item in value)}
+    return {"other": repr(value)}
+
+
+def near_copy_bytes(fields: dict[str, Hashable]) -> bytes:
+    """``near_copy_fields`` (or a projection of them) as canonical bytes, for a salted commitment:
+    equal in this form exactly when the fields are equal."""
+    return orjson.dumps([[key, _canonical(fields[key])] for key in sorted(fields)])

@@ -192,7 +192,9 @@ def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | N
     the committed ``.oloproof/runs/``. Against the declared holdout, cases are compared by their
     input (ids and expected values may differ) field by field through the leakage normaliser, so a
     copy with a space, a case change or a ``!`` added is caught (``HoldoutInputs``); against the
-    register, exactly after canonical JSON. The refusal gives counts, never a case's id or value."""
+    register, the same way through its salted commitments (exactly for sets registered before near
+    copies were, until their next read). The refusal gives counts and dev-set lines, never a case's
+    id or value."""
     exact = near = 0
     lines: list[int] = []
     where = ""
@@ -222,15 +224,17 @@ def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | N
         if register.salt is not None and register.sets:
             commitments = register.commitments(testset)
             hits = register.overlapping(commitments.values())
-            if hits:
+            near_hits, near_ids = register.near_overlapping(testset)
+            if hits or near_hits:
                 members = frozenset().union(*(register.sets[digest] for digest in hits))
                 shared = {case_id for case_id, commitment in commitments.items() if commitment in members}
-                lines = [case.line for case in testset.cases if case.id in shared]
-                exact = len(lines)
-                reads = register.reads_of(hits)
+                lines = [case.line for case in testset.cases if case.id in shared | near_ids]
+                exact, near = len(shared), len(near_ids - shared)
+                sets = set(hits) | set(near_hits)
+                reads = register.reads_of(sets)
                 logs = sorted({read.log for read in reads})
                 where = (
-                    f"{'a holdout set' if len(hits) == 1 else f'{len(hits)} holdout sets'} of this repository "
+                    f"{'a holdout set' if len(sets) == 1 else f'{len(sets)} holdout sets'} of this repository "
                     f"({len(reads)} read(s) under {', '.join(logs) or 'no log'}; .oloproof/{REGISTER})"
                 )
     if exact + near:

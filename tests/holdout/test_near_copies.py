@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from conftest import Project, write_cases
 
 from holdout.test_read import read, setup
+from oloproof.cli.main import main
 
 MARKER = "SECRETCLAUSE"
 
@@ -182,3 +184,45 @@ def test_the_refusal_never_prints_a_holdout_value_even_in_json_errors(
     assert MARKER.lower() not in text.lower()
     if out.exists():
         json.loads(out.read_text())
+
+
+def test_near_copies_of_a_registered_holdout_are_refused_under_a_config_without_one(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
+    spent(project, capsys)
+    other = project.root / "elsewhere"
+    (other / "data").mkdir(parents=True)
+    write_cases(other / "data" / "test.jsonl", edited(EDITS["! appended"])[:30])
+    text = (project.root / "release.yaml").read_text().split("holdout:")[0]  # no holdout declared here
+    (other / "release.yaml").write_text(text)
+    for command in ("gate", "run"):
+        assert main([command, "-c", str(other / "release.yaml")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert "shares 30 case(s) with a holdout set of this repository (1 read(s) under evals/holdout/READS.log" in err
+        assert "30 near copies (equal after leakage normalisation" in err
+        assert MARKER.lower() not in err.lower()
+    register = (project.root / ".oloproof" / "holdouts.jsonl").read_text()
+    assert MARKER.lower() not in register.lower() and "product" not in register
+
+
+def test_a_set_registered_before_near_copies_gains_them_at_its_next_read(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
+    setup(project, budget=5, holdout=holdout())
+    assert read(project, "one") == 0
+    path = project.root / ".oloproof" / "holdouts.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:  # as an older oloproof wrote it
+        line.pop("near", None), line.pop("fields", None)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    other = project.root / "elsewhere"
+    (other / "data").mkdir(parents=True)
+    write_cases(other / "data" / "test.jsonl", edited(EDITS["one space appended"]))
+    (other / "release.yaml").write_text((project.root / "release.yaml").read_text().split("holdout:")[0])
+    capsys.readouterr()
+    assert main(["run", "-c", str(other / "release.yaml")]) == 0  # an old register: exact commitments only
+    assert read(project, "two") == 0
+    assert main(["run", "-c", str(other / "release.yaml")]) == 2
+    assert "40 near copies" in " ".join(capsys.readouterr().err.split())
