@@ -196,6 +196,8 @@ def fold_edges(text: str) -> str:
     around the whole of it, repeated until nothing changes. Nothing inside the text is touched
     (``"let's eat, grandma"`` stays apart from ``"let's eat grandma"``), and a value made only of
     such marks keeps them (``"?"`` stays apart from ``"!"``)."""
+    if not text or (text[-1] not in _TRAILING and text[0] not in _LEADING and text[0] not in _QUOTE_PAIRS):
+        return text  # nearly every value: nothing at its edges
     current = text
     while True:
         folded = current.rstrip(_TRAILING).lstrip(_LEADING).strip()
@@ -206,13 +208,37 @@ def fold_edges(text: str) -> str:
         current = folded
 
 
+def _near_text(text: str) -> Hashable:
+    """A string as ``normalise_text`` reads a CSV cell, after ``fold_edges``: ``"3."`` is 3."""
+    norm = fold_edges(normalise_string(text))
+    if not norm:
+        return norm
+    if norm[0] in "0123456789+-." and _NUMBER.fullmatch(norm):
+        if _INTEGER.fullmatch(norm):
+            return int(norm)
+        number = float(norm)
+        return number if math.isfinite(number) else norm
+    if norm == "true":
+        return Token.TRUE
+    if norm == "false":
+        return Token.FALSE
+    return norm
+
+
 def _near_leaf(value: Any) -> Hashable:
+    kind = type(value)
+    if kind is str:
+        return _near_text(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]  # an int
+    if kind is float:
+        return value if math.isfinite(value) else _near_text(repr(value))
     if isinstance(value, dict):
         return frozenset(near_copy_fields(value).items())
     if isinstance(value, (list, tuple)):
         return tuple(_near_leaf(item) for item in value)
-    # As a CSV cell is read (3 == 3.0 == "3"; "true" is true), after the edges are folded ("3." is 3).
-    return normalise_text(fold_edges(normalise_string(value_as_text(value))), None)
+    # As a CSV cell is read (3 == 3.0 == "3"; "true" is true; null is empty), edges folded.
+    return _near_text(value_as_text(value))
 
 
 def near_copy_fields(inputs: dict[str, Any]) -> dict[str, Hashable]:
