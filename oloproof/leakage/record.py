@@ -394,8 +394,8 @@ def replaced_leaky(old: StoredRecord, new: LeakageResult) -> str:
     file_note = (
         "the same file (same SHA-256)"
         if same
-        else f"the file has changed since (SHA-256 {str(record.training_sha256)[:12]}… then, "
-        f"{str(new.training_sha256)[:12]}… now)"
+        else f"the file has changed since ({short(str(record.training_sha256))}… then, "
+        f"{short(str(new.training_sha256))}… now)"
     )
     now = "finds none" if new.clean else f"finds {len(new.leaked_ids)}"
     return (
