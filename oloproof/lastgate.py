@@ -139,7 +139,7 @@ def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
     current: dict[str, str] = {case.id: case_digest(case.inputs, case.expected) for case in testset.cases}
     removed = [case_id for case_id in last.cases if case_id not in current]
     changed = [case_id for case_id, digest in last.cases.items() if current.get(case_id, digest) != digest]
-    when = f"the last gate ({last.generated_at}, run {last.run_id[:12]})"
+    when = f"the last gate ({last.generated_at}, run {last.run_id})"
     notes = []
     for ids, what in ((removed, "removed"), (changed, "changed (input or expected value)")):
         if ids:

@@ -367,7 +367,7 @@ def all_records(root: Path) -> list[StoredRecord]:
             continue
         shown = path.relative_to(root).as_posix()
         found.append(StoredRecord(path=shown, record=_load(path, shown)))
-    return sorted(found, key=lambda stored: stored.record.created_at, reverse=True)
+    return sorted(found, key=lambda stored: (stored.record.created_at, stored.path), reverse=True)
 
 
 def records_of(root: Path, digest: str, found: list[StoredRecord] | None = None) -> list[StoredRecord]:
