@@ -245,11 +245,21 @@ def _missing(
             reasons=("leakage_stale",),
             blocks=True,
             sentence=(
-                f"leakage: required, and this test set was {what}: run {rerun} (or delete those records if that file "
-                "is no longer training data)."
+                f"leakage: required, and this test set was {what}: run {rerun} (or, for a file that is no longer "
+                f"training data, delete every record of it: {_all_of(earlier)})."
             ),
         )
     return report(f"{status}; {what}: run {rerun}", data, limitations=(LIMITATION,))
+
+
+def _all_of(earlier: list[StoredRecord]) -> str:
+    """Where every record of these training files lies, on any version of the test set."""
+    shown = []
+    for stored in earlier:
+        key = _file_key(stored)
+        folder = stored.path.rsplit("/", 1)[0]
+        shown.append(f"{folder}/*.{key}.json" if key else stored.path)
+    return ", ".join(shown)
 
 
 def _stale_data(stored: StoredRecord) -> dict[str, Any]:

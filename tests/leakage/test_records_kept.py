@@ -194,3 +194,25 @@ def test_a_record_renamed_to_this_test_set_is_refused(here: Project, capsys: pyt
     capsys.readouterr()
     assert main(["gate", "-q"]) != 0
     assert "holds a check of test set" in capsys.readouterr().err
+
+
+def test_a_training_file_dropped_for_good_is_released_by_deleting_its_records(here: Project) -> None:
+    a = training(here, "train-a.jsonl", CLEAN)
+    b = training(here, "train-b.jsonl", CLEAN)
+    assert check("--training", a, "--record", "-q") == 0
+    assert check("--training", b, "--record", "-q") == 0
+    for _ in range(2):  # two edits, each re-checked against both files
+        edit_testset(here)
+        assert check("--training", a, "--record", "-q") == 0
+        assert check("--training", b, "--record", "-q") == 0
+    edit_testset(here)
+    assert check("--training", a, "--record", "-q") == 0  # b is no longer training data
+    code, leakage = gate(here)
+    assert code == 3
+    pattern = leakage["sentence"].split("delete every record of it: ", 1)[1].rstrip(").")
+    assert pattern.startswith(".oloproof/evidence/leakage/*.") and pattern.endswith(".json")
+    dropped = list(here.root.glob(pattern))
+    assert len(dropped) == 3
+    for path in dropped:
+        path.unlink()
+    assert gate(here)[0] == 0
