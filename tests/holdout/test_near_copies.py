@@ -226,3 +226,20 @@ def test_a_set_registered_before_near_copies_gains_them_at_its_next_read(
     assert read(project, "two") == 0
     assert main(["run", "-c", str(other / "release.yaml")]) == 2
     assert "40 near copies" in " ".join(capsys.readouterr().err.split())
+
+
+def test_near_copies_are_refused_where_the_holdout_file_cannot_be_reached(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In CI or a pull request the holdout file is often out of reach (its ${VAR} unset): the
+    register's near-copy commitments still refuse an edited copy of it."""
+    subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
+    monkeypatch.setenv("HOLDOUT_FILE", str(project.root / "evals" / "holdout" / "cases.jsonl"))
+    setup(project, budget=3, holdout=holdout(), cases_path="${HOLDOUT_FILE}")
+    assert read(project, "one") == 0
+    monkeypatch.delenv("HOLDOUT_FILE")
+    as_dev(project, edited(EDITS["a doubled space"]))
+    capsys.readouterr()
+    assert project.cli("gate") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "shares 40 case(s) with a holdout set of this repository" in err and "40 near copies" in err
