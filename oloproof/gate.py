@@ -22,6 +22,7 @@ from oloproof.files import display_path
 from oloproof.holdout.cases import refuse_holdout_as_dev_set
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
+from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
 from oloproof.metamorphic.variants import VariantProvider
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
@@ -160,6 +161,19 @@ def run_gate(
     reports = tuple(
         checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
     )
+    run_notes = (
+        *run_notes,
+        *note_and_record(
+            release.base_dir,
+            release.path,
+            testset,
+            rules=release.policy.rules,
+            outcomes=outcomes,
+            version=record.version,
+            run_id=record.run_id,
+            generated_at=generated_at,
+        ),
+    )  # what left the test set since this config's last gate (issue 16 §6)
     return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems, notes=run_notes)
 
 

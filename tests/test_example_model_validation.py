@@ -108,7 +108,7 @@ def test_the_first_line_checks_leakage_and_gates_the_model_and_its_recipe(transc
     assert ("│ stable_under_noise │ flips_under_noise │ 0.020    │ [0.008, 0.041]  │ <= 0.05   │ INSUFFICIENT_EVIDENCE │ "
             "transform_declared │") in out
     assert "│ recipe_accurate    │ correct           │ 0.882    │ [0.832, 0.919]* │ >= 0.8    │ PASS " in out
-    assert "leakage: clean: 350 cases checked against 5,000 rows of training.jsonl" in out
+    assert "leakage: clean: 350 cases checked against 5,000 rows of data/training.jsonl" in out
     assert "noise (numeric_noise on features; flips_under_noise): flip rate 0.020 (7/350 changed cases; 0 not applicable), declared" in out
     assert "Recipe across seeds: recipe loan-model: 5 checkpoint(s) (seed_1, seed_2, seed_3, seed_4, seed_5): 5 run now" in out
     assert len(re.findall(r"  seed_\d: run \S+ made now \(ok, 350/350 outputs\)", out)) == 5

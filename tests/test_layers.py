@@ -38,11 +38,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (
         "oloproof", "oloproof.errors", "oloproof.schema", "oloproof.files", "oloproof.jsonl", "oloproof.identity",
         "oloproof.verdicts", "oloproof.stats.*", "oloproof.process", "oloproof.exits", "oloproof.vcs", "oloproof.inert",
-        "oloproof.fingerprint",
+        "oloproof.fingerprint", "oloproof.normalise",
     )),
     ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec")),
     ("config", ("oloproof.config",)),
-    ("engine", ("oloproof.run", "oloproof.runstore", "oloproof.pairs", "oloproof.decide", "oloproof.checks", "oloproof.result")),
+    ("engine", ("oloproof.run", "oloproof.runstore", "oloproof.lastgate", "oloproof.pairs", "oloproof.decide", "oloproof.checks", "oloproof.result")),
     ("capability", ("oloproof.leakage.*", "oloproof.holdout.*", "oloproof.seeds.*", "oloproof.metamorphic.*", "oloproof.compare.*")),
     ("gate", ("oloproof.gate",)),
     ("report", ("oloproof.report.*",)),

@@ -87,7 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from oloproof.errors import ExitCode, UsageError  # lazy: start-up
-    from oloproof.leakage.record import run_check, write_record  # lazy: start-up
+    from oloproof.leakage.record import replaced_leaky, run_check, write_record  # lazy: start-up
     from oloproof.report.leakage import describe  # lazy: start-up
     from oloproof.testset import load_testset  # lazy: start-up
 
@@ -128,8 +128,11 @@ def handle(args: argparse.Namespace) -> int:
         style = "bold red" if line.startswith("cases checked") and result.leaked_ids else None
         console.print(inert(line), style=style, markup=False, highlight=False)
     if args.record:
-        path = write_record(release.base_dir, result)
+        path, replaced = write_record(release.base_dir, result, args.training)
         console.print(f"recorded: {path.relative_to(release.base_dir)} (commit it: the gate reads it)", markup=False)
+        for old in replaced:
+            if not old.record.clean:
+                console.print(inert(replaced_leaky(old, result)), style="bold red", markup=False, highlight=False)
     else:
         console.print(
             "not recorded (pass --record to write the evidence record the gate reads)", style="dim", markup=False

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
 from oloproof.holdout.log import short
@@ -16,6 +17,7 @@ from oloproof.holdout.records import load_outcome_records, witnesses
 from oloproof.holdout.registry import REGISTER, load_register, repository_root
 from oloproof.holdout.spec import VARIABLE
 from oloproof.jsonl import dumps_line
+from oloproof.normalise import NEAR_COPY, near_copy_fields
 from oloproof.testset import load_testset
 
 if TYPE_CHECKING:
@@ -111,15 +113,48 @@ def open_log(release: Release) -> ReadsLog:
     )
 
 
+@dataclass(slots=True)
+class HoldoutInputs:
+    """The holdout's case inputs, as the guard compares them: exactly (canonical JSON) and field by
+    field through the leakage normaliser (``oloproof.normalise.near_copy_fields``). A dev input is a
+    near copy of a holdout input when every field of the holdout input is among the dev input's
+    fields with an equal normalised value (fields the dev input has beyond those are ignored, as the
+    leakage check ignores a training row's other columns)."""
+
+    exact: set[bytes] = field(default_factory=set)
+    by_fields: dict[frozenset[str], set[frozenset[tuple[str, Hashable]]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, inputs: Iterable[dict[str, Any]]) -> HoldoutInputs:
+        found = cls()
+        for item in inputs:
+            found.exact.add(dumps_line(item))
+            fields = near_copy_fields(item)
+            if fields:
+                found.by_fields.setdefault(frozenset(fields), set()).add(frozenset(fields.items()))
+        return found
+
+    def match(self, inputs: dict[str, Any]) -> str | None:
+        """``"exact"``, ``"near"`` or None."""
+        if dumps_line(inputs) in self.exact:
+            return "exact"
+        fields = near_copy_fields(inputs)
+        names = fields.keys()
+        for keys, values in self.by_fields.items():
+            if keys <= names and frozenset((key, fields[key]) for key in keys) in values:
+                return "near"
+        return None
+
+
 def _declared_holdout(
     release: Release, environ: Mapping[str, str] | None = None
-) -> tuple[Path | None, set[str], set[bytes]]:
+) -> tuple[Path | None, set[str], HoldoutInputs]:
     """The declared holdout's resolved path (None when a ``${VAR}`` of it is unset), every digest it
     is known by (the file's, the ``set=`` of every read in the log, the outcome records'), and its
-    cases' canonical inputs when the file can be read here."""
+    cases' inputs when the file can be read here."""
     spec = holdout_spec(release)
     digests: set[str] = set()
-    inputs: set[bytes] = set()
+    inputs = HoldoutInputs()
     try:
         path: Path | None = cases_path(release, environ).resolve()
     except HoldoutUnavailable:
@@ -128,7 +163,7 @@ def _declared_holdout(
         try:
             holdout = load_holdout(release, environ)
             digests.add(holdout.digest)
-            inputs = {dumps_line(case.inputs) for case in holdout.cases}
+            inputs = HoldoutInputs.of(case.inputs for case in holdout.cases)
         except (OloproofError, OSError):
             pass  # malformed: the log's digests still apply
     try:
@@ -141,14 +176,27 @@ def _declared_holdout(
     return path, digests, inputs
 
 
+def _copies(exact: int, near: int) -> str:
+    """How many dev cases copy a holdout case, by kind: counts only, never an id or a value."""
+    parts = [f"{exact} exact cop{'y' if exact == 1 else 'ies'}"] if exact else []
+    if near:
+        parts.append(f"{near} near cop{'y' if near == 1 else 'ies'} (equal after {NEAR_COPY})")
+    return " and ".join(parts)
+
+
 def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | None = None) -> None:
     """Refuse (UsageError, exit 2) a dev test set that holds any case of a holdout: the declared one
     (by path, by digest or by case), or any holdout set the repository's register holds, whatever
     config names the dev set. Scoring it through ``gate``, ``run`` or ``seeds`` would read the
     holdout without a reason or a budget, print its score as a dev score and store its outputs in
-    the committed ``.oloproof/runs/``. Cases are compared by their input (ids and expected values
-    may differ), exactly after canonical JSON; an edited copy of a case is not caught."""
-    shared: list[str] = []
+    the committed ``.oloproof/runs/``. Against the declared holdout, cases are compared by their
+    input (ids and expected values may differ) field by field through the leakage normaliser, so a
+    copy with a space, a case change or a ``!`` added is caught (``HoldoutInputs``); against the
+    register, the same way through its salted commitments (exactly for sets registered before near
+    copies were, until their next read). The refusal gives counts and dev-set lines, never a case's
+    id or value."""
+    exact = near = 0
+    lines: list[int] = []
     where = ""
     if release.holdout is not None:
         holdout_path, digests, inputs = _declared_holdout(release)
@@ -164,26 +212,37 @@ def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | N
                 "reason or a budget and store its outputs in .oloproof/runs/. Point testset.cases at the dev set; "
                 'read the holdout only with `oloproof holdout run --reason "..."`'
             )
-        shared = [case.id for case in testset.cases if dumps_line(case.inputs) in inputs]
+        for case in testset.cases:
+            kind = inputs.match(case.inputs)
+            exact += kind == "exact"
+            near += kind == "near"
+            if kind is not None:
+                lines.append(case.line)
         where = "the declared holdout (holdout.cases)"
-    if not shared:
+    if not exact + near:
         register = load_register(repository_root(release.base_dir))
         if register.salt is not None and register.sets:
             commitments = register.commitments(testset)
             hits = register.overlapping(commitments.values())
-            if hits:
+            near_hits, near_ids = register.near_overlapping(testset)
+            if hits or near_hits:
                 members = frozenset().union(*(register.sets[digest] for digest in hits))
-                shared = [case_id for case_id, commitment in commitments.items() if commitment in members]
-                reads = register.reads_of(hits)
+                shared = {case_id for case_id, commitment in commitments.items() if commitment in members}
+                lines = [case.line for case in testset.cases if case.id in shared | near_ids]
+                exact, near = len(shared), len(near_ids - shared)
+                sets = set(hits) | set(near_hits)
+                reads = register.reads_of(sets)
                 logs = sorted({read.log for read in reads})
                 where = (
-                    f"{'a holdout set' if len(hits) == 1 else f'{len(hits)} holdout sets'} of this repository "
+                    f"{'a holdout set' if len(sets) == 1 else f'{len(sets)} holdout sets'} of this repository "
                     f"({len(reads)} read(s) under {', '.join(logs) or 'no log'}; .oloproof/{REGISTER})"
                 )
-    if shared:
-        shown = ", ".join(shared[:5]) + (f", … (+{len(shared) - 5})" if len(shared) > 5 else "")
+    if exact + near:
+        lines.sort()
+        shown = ", ".join(map(str, lines[:5])) + (f", … (+{len(lines) - 5})" if len(lines) > 5 else "")
         raise UsageError(
-            f"the dev test set {testset.path} shares {len(shared)} case(s) with {where} (dev ids: {shown}): a case in "
-            "both sets would be scored as a dev score, without a reason or a budget, and its outputs stored in "
-            ".oloproof/runs/. Remove those cases from the dev set, or keep the holdout apart from it"
+            f"the dev test set {testset.path} shares {exact + near} case(s) with {where}: {_copies(exact, near)} of "
+            f"holdout inputs, at line(s) {shown} of the dev set (no id or value is shown: they may be the holdout's). "
+            "A case in both sets would be scored as a dev score, without a reason or a budget, and its outputs stored "
+            "in .oloproof/runs/. Remove those cases from the dev set, or keep the holdout apart from it"
         )

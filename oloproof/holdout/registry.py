@@ -10,10 +10,15 @@ is the git work tree holding release.yaml, or release.yaml's directory outside g
 append-only, one JSON object a line:
 
 - ``{"kind": "salt", "salt": HEX}``: the first line, made once; it keys every case commitment;
-- ``{"kind": "set", "set": DIGEST, "n": N, "cases": [C, ...]}``: a holdout set, once per content,
-  with one commitment per case: the first 32 hex digits of SHA-256 over the salt and the case's
-  canonical *input* (not its id, expected value, group or stratum), so a copy with renamed ids or
-  edited labels still shares its cases;
+- ``{"kind": "set", "set": DIGEST, "n": N, "cases": [C, ...], "near": [C, ...], "fields": [[K, ...]]}``:
+  a holdout set, once per content, with one commitment per case: the first 32 hex digits of SHA-256
+  over the salt and the case's canonical *input* (not its id, expected value, group or stratum), so
+  a copy with renamed ids or edited labels still shares its cases; ``near``: the same over the
+  input as the holdout guard compares it (``oloproof.normalise.near_copy_fields``: the leakage
+  normaliser, edge punctuation dropped), and ``fields``: the distinct sets of input key paths (names,
+  never values), so a dev case with a space or a ``!`` added, or an extra field, still meets it. A
+  set registered before ``near`` existed gains a second ``set`` line with it at its next read
+  (readers merge them; older readers take the second line's ``cases``, which are the same);
 - ``{"kind": "read", "set": DIGEST, "log": PATH, "read": SEQ, "when": TIME, "budget": B}``: a read,
   written before the system sees a case (a read killed half-way still counts).
 
@@ -28,7 +33,7 @@ import contextlib
 import hashlib
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,7 @@ import orjson
 from oloproof.errors import StoreError
 from oloproof.files import STORE_DIR, locked
 from oloproof.jsonl import dumps_line
+from oloproof.normalise import near_copy_bytes, near_copy_fields
 from oloproof.testset import TestSet
 from oloproof.vcs import git_output
 
@@ -64,6 +70,8 @@ class Register:
     salt: str | None = None
     sets: dict[str, frozenset[str]] = field(default_factory=dict)  # set digest -> case commitments
     reads: list[RegisteredRead] = field(default_factory=list)
+    near: dict[str, frozenset[str]] = field(default_factory=dict)  # set digest -> near-copy commitments
+    fields: dict[str, frozenset[frozenset[str]]] = field(default_factory=dict)  # set digest -> input key sets
 
     @property
     def path(self) -> Path:
@@ -78,6 +86,25 @@ class Register:
         wanted = set(cases)
         found = {digest: len(wanted & members) for digest, members in self.sets.items()}
         return {digest: count for digest, count in found.items() if count}
+
+    def near_overlapping(self, testset: TestSet) -> tuple[dict[str, int], set[str]]:
+        """Registered set digest -> how many of ``testset``'s cases are near copies of its cases,
+        for sets sharing any, and the ids of those dev cases (``near_copy_fields``: a holdout case's
+        fields, all present in the dev case with equal normalised values)."""
+        prefix = (self.salt or "").encode("ascii")
+        found: dict[str, int] = {}
+        ids: set[str] = set()
+        for case in testset.cases:
+            dev = near_copy_fields(case.inputs)
+            names = dev.keys()
+            for digest, key_sets in self.fields.items():
+                commitments = self.near.get(digest, frozenset())
+                for keys in key_sets:
+                    if keys <= names and _near_commitment(prefix, {key: dev[key] for key in keys}) in commitments:
+                        found[digest] = found.get(digest, 0) + 1
+                        ids.add(case.id)
+                        break
+        return found, ids
 
     def reads_of(self, sets: Iterable[str]) -> list[RegisteredRead]:
         chosen = set(sets)
@@ -113,6 +140,23 @@ def case_commitments(testset: TestSet, salt: str) -> dict[str, str]:
     return out
 
 
+def _near_commitment(prefix: bytes, fields: dict[str, Hashable]) -> str:
+    return hashlib.sha256(prefix + b"\0near\0" + near_copy_bytes(fields)).hexdigest()[:COMMITMENT_HEX]
+
+
+def near_commitments(testset: TestSet, salt: str) -> tuple[list[str], list[list[str]]]:
+    """The set's near-copy commitments (sorted) and its distinct input key sets (names only)."""
+    prefix = salt.encode("ascii")
+    commitments: set[str] = set()
+    key_sets: set[tuple[str, ...]] = set()
+    for case in testset.cases:
+        fields = near_copy_fields(case.inputs)
+        if fields:
+            commitments.add(_near_commitment(prefix, fields))
+            key_sets.add(tuple(sorted(fields)))
+    return sorted(commitments), [list(keys) for keys in sorted(key_sets)]
+
+
 def load_register(root: Path) -> Register:
     """The register at ``root`` (empty when there is none). A line that is not a register entry is
     a damaged register: refused (StoreError), never skipped, since skipping a read would give
@@ -146,7 +190,13 @@ def _take(register: Register, entry: Any) -> None:
     if kind == "salt":
         register.salt = str(entry["salt"])
     elif kind == "set":
-        register.sets[str(entry["set"])] = frozenset(str(c) for c in entry["cases"])
+        digest = str(entry["set"])
+        register.sets[digest] = register.sets.get(digest, frozenset()) | frozenset(str(c) for c in entry["cases"])
+        if "near" in entry:
+            register.near[digest] = register.near.get(digest, frozenset()) | frozenset(str(c) for c in entry["near"])
+            register.fields[digest] = register.fields.get(digest, frozenset()) | frozenset(
+                frozenset(str(key) for key in keys) for keys in entry["fields"]
+            )
     elif kind == "read":
         budget = entry.get("budget")
         register.reads.append(
@@ -180,17 +230,38 @@ def record_read(
     if salt is None:
         salt = secrets.token_hex(16)
         lines.append({"kind": "salt", "salt": salt})
-    if testset.digest not in register.sets:
+    near: tuple[list[str], list[list[str]]] | None = None
+    if testset.digest not in register.sets or testset.digest not in register.near:
         cases = sorted(set(case_commitments(testset, salt).values()))
-        lines.append({"kind": "set", "set": testset.digest, "n": len(testset), "cases": cases})
+        near = near_commitments(testset, salt)
+        lines.append(
+            {
+                "kind": "set",
+                "set": testset.digest,
+                "n": len(testset),
+                "cases": cases,
+                "near": near[0],
+                "fields": near[1],
+            }
+        )
     read = RegisteredRead(
         set_digest=testset.digest, log=relative_to_root(register.root, log), seq=seq, when=when, budget=budget
     )
     lines.append({"kind": "read", "set": read.set_digest, "log": read.log, "read": seq, "when": when, "budget": budget})
     _append(register.path, b"".join(dumps_line(line) for line in lines))
-    updated = Register(root=register.root, salt=salt, sets=dict(register.sets), reads=[*register.reads, read])
+    updated = Register(
+        root=register.root,
+        salt=salt,
+        sets=dict(register.sets),
+        reads=[*register.reads, read],
+        near=dict(register.near),
+        fields=dict(register.fields),
+    )
     if testset.digest not in updated.sets:
         updated.sets[testset.digest] = frozenset(case_commitments(testset, salt).values())
+    if near is not None:
+        updated.near[testset.digest] = frozenset(near[0])
+        updated.fields[testset.digest] = frozenset(frozenset(keys) for keys in near[1])
     return updated
 
 

@@ -4,16 +4,18 @@ every rule (this is not a FAIL of the model)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import GateCheck, GateContext
+from oloproof.files import display_path
 from oloproof.identity import checker_identity
 from oloproof.leakage.images import PIXELS
 from oloproof.leakage.normalise import NORMALISATION
 from oloproof.leakage.plan import testset_image_keys
-from oloproof.leakage.record import SHOWN_IDS, LeakageResult, id_list, other_records, read_record, record_path, short
+from oloproof.leakage.record import SHOWN_IDS, LeakageResult, StoredRecord, all_records, id_list, records_of, short
 from oloproof.result import CheckReport
 from oloproof.verdicts import Verdict
 
@@ -40,7 +42,9 @@ class LeakageCheck(GateCheck):
 
 
 def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
-    """The leakage line of the gate: status always; BLOCKED or invalidating when it must."""
+    """The leakage line of the gate: status always; BLOCKED or invalidating when it must. Every
+    record of this test set counts (one per training file): one that found leaks invalidates every
+    rule whatever the others say."""
     required = release.leakage == "required"
     line = release.document.line("leakage") if release.leakage else None
 
@@ -50,70 +54,34 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
             name="leakage", title="leakage", status=status, data=base | data, source=release.path, line=line, **more
         )
 
-    record = read_record(root, testset.digest)
-    if record is not None and record.normalisation != NORMALISATION:
-        return _outdated(record, report, required=required)
-    if record is not None and record.images != PIXELS and testset_image_keys(testset, record.fields):
-        return _outdated(record, report, required=required, images=True)
-    if record is not None:
-        data = _record_data(record, root)
-        against = (
-            f"{record.rows_scanned:,} rows of {record.training_name} ({record.options_text()}), {record.created_at}"
-        )
+    found = all_records(root)
+    mine = records_of(root, testset.digest, found)
+    earlier = _not_rechecked(release, testset, found, mine)
+    leaky = [stored for stored in mine if not stored.record.clean]
+    if leaky:
+        return _leaked(leaky, mine, report)
+    for stored in mine:
+        record = stored.record
+        if record.normalisation != NORMALISATION:
+            return _outdated(release, stored, report, required=required)
+        if record.images != PIXELS and testset_image_keys(testset, record.fields):
+            return _outdated(release, stored, report, required=required, images=True)
+    if mine:
+        data = _record_data(mine[0]) | {"status": "clean", "records": [_record_data(stored) for stored in mine]}
+        against = "; ".join(_against(stored.record) for stored in mine)
         changed = ""
-        if record.checker and record.checker.get("source_digest") != _checker_digest():
+        if any(
+            stored.record.checker.get("source_digest") != _checker_digest() for stored in mine if stored.record.checker
+        ):
             data["checker_changed"] = True
             changed = "; the checker has changed since"
-        if record.clean:
-            return report(
-                f"clean: {record.n_cases} cases checked against {against}{changed}",
-                data | {"status": "clean"},
-                limitations=(LIMITATION,),
-            )
-        ids = record.leaked_ids
-        return report(
-            f"{len(ids)} of {record.n_cases} cases found in the training data: checked against {against}{changed}",
-            data | {"status": "leaked"},
-            verdict=Verdict.INSUFFICIENT_EVIDENCE,
-            reasons=("leaked_cases",),
-            invalidates=("leaked_cases",),
-            sentence=(
-                f"{len(ids)} test case(s) appear in the training data ({record.training_name}), so every rule's "
-                f"evidence is invalid "
-                "(this is not a FAIL of the model): remove them from the test set, or retrain without them, and check "
-                "again."
-            ),
-            lines=(f"leaked case ids ({len(ids)}): {id_list(ids, SHOWN_IDS)}",),
-            limitations=(LIMITATION,),
-        )
-    stale = other_records(root, testset.digest)
-    rerun = f"`oloproof leakage check --training {stale[0].training_name if stale else 'FILE'} --record`"
-    if stale:
-        last = stale[0]
-        data = {
-            "status": "stale",
-            "stale_record": {
-                "testset_digest": last.testset_digest,
-                "created_at": last.created_at,
-                "training": last.training_name,
-                "clean": last.clean,
-                "record": str(record_path(root, last.testset_digest).relative_to(root)),
-            },
-        }
-        what = (
-            f"the last recorded check ({last.created_at}, against {last.training_name}) was made on test set "
-            f"{short(last.testset_digest)}, but {testset.path} is now {short(testset.digest)}"
-        )
-        if required:
-            return report(
-                "stale: no check of this version of the test set is recorded",
-                data,
-                verdict=Verdict.BLOCKED,
-                reasons=("leakage_stale",),
-                blocks=True,
-                sentence=f"leakage: required, and {what}: run {rerun}.",
-            )
-        return report(f"not checked for this version of the test set: {what}", data)
+        status = f"clean: {mine[0].record.n_cases} cases checked against {against}{changed}"
+        if earlier:
+            return _missing(release, earlier, report, required=required, status=status, data=data)
+        return report(status, data, limitations=(LIMITATION,))
+    if earlier:
+        return _stale(release, testset, earlier, report, required=required)
+    rerun = _rerun(release, None)
     if required:
         return report(
             "not checked",
@@ -137,32 +105,202 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     )
 
 
+def _own(release: Release, record: LeakageResult) -> bool:
+    """A record made by this config (records made before the config was kept: by its test-set path)."""
+    return record.testset_path == release.testset_path and record.config in ("", Path(release.path).name)
+
+
+def _not_rechecked(
+    release: Release, testset: TestSet, found: list[StoredRecord], mine: list[StoredRecord]
+) -> list[StoredRecord]:
+    """This config's newest record of each training file checked on an earlier version of the test
+    set and not on this one, newest first."""
+    newest: list[StoredRecord] = []
+    for stored in found:  # newest first
+        record = stored.record
+        if record.testset_digest == testset.digest or not _own(release, record):
+            continue
+        if not any(_same_file(stored, other) for other in [*mine, *newest]):
+            newest.append(stored)
+    return newest
+
+
+def _file_key(stored: StoredRecord) -> str | None:
+    """The training key in a record's file name (``<digest>.<key>.json``); None for older records."""
+    parts = stored.path.rsplit("/", 1)[-1].split(".")
+    return parts[1] if len(parts) == 3 else None
+
+
+def _same_file(one: StoredRecord, other: StoredRecord) -> bool:
+    """Whether two records are of one training file: by key, or by name where a record has no key."""
+    keys = _file_key(one), _file_key(other)
+    if keys[0] is not None and keys[1] is not None:
+        return keys[0] == keys[1]
+    return one.record.training_name == other.record.training_name
+
+
+def _rerun(release: Release, record: LeakageResult | None) -> str:
+    """A command that re-records the check, as typed from the current directory."""
+    config = display_path(Path(release.path))
+    where = "" if config == "release.yaml" else f" -c {shlex.quote(config)}"
+    if record is None:
+        training = "FILE"
+    elif record.training_path:
+        given = Path(record.training_path)
+        training = shlex.quote(display_path(given if given.is_absolute() else release.base_dir / given))
+    else:  # outside the project (or a record made before paths were kept): the record has its name alone
+        training = f"PATH/TO/{shlex.quote(record.training_name)}"
+    return f"`oloproof leakage check{where} --training {training} --record`"
+
+
+def _against(record: LeakageResult) -> str:
+    return f"{record.rows_scanned:,} rows of {record.training_shown} ({record.options_text()}), {record.created_at}"
+
+
+def _leaked(leaky: list[StoredRecord], mine: list[StoredRecord], report: Callable[..., CheckReport]) -> CheckReport:
+    first = leaky[0].record
+    ids = tuple(dict.fromkeys(case for stored in leaky for case in stored.record.leaked_ids))
+    against = "; ".join(_against(stored.record) for stored in mine)
+    changed = ""
+    data = _record_data(leaky[0]) | {
+        "status": "leaked",
+        "n_leaked": len(ids),
+        "leaked_ids": list(ids),
+        "records": [_record_data(stored) for stored in mine],
+    }
+    if first.checker and first.checker.get("source_digest") != _checker_digest():
+        data["checker_changed"] = True
+        changed = "; the checker has changed since"
+    files = ", ".join(stored.record.training_shown for stored in leaky)
+    lines = [f"leaked case ids ({len(ids)}): {id_list(ids, SHOWN_IDS)}"]
+    if len(mine) > 1:
+        lines.extend(
+            f"{stored.path}: {len(stored.record.leaked_ids)} leaked case(s) in {stored.record.training_shown}"
+            for stored in mine
+        )
+    return report(
+        f"{len(ids)} of {first.n_cases} cases found in the training data: checked against {against}{changed}",
+        data,
+        verdict=Verdict.INSUFFICIENT_EVIDENCE,
+        reasons=("leaked_cases",),
+        invalidates=("leaked_cases",),
+        sentence=(
+            f"{len(ids)} test case(s) appear in the training data ({files}), so every rule's evidence is invalid "
+            "(this is not a FAIL of the model): remove them from the test set, or retrain without them, and check "
+            "again."
+        ),
+        lines=tuple(lines),
+        limitations=(LIMITATION,),
+    )
+
+
+def _stale(
+    release: Release,
+    testset: TestSet,
+    earlier: list[StoredRecord],
+    report: Callable[..., CheckReport],
+    *,
+    required: bool,
+) -> CheckReport:
+    last = earlier[0]
+    data = {"status": "stale", "stale_record": _stale_data(last), "stale_records": [_stale_data(s) for s in earlier]}
+    what = (
+        f"this config's last recorded check ({last.path}, {last.record.created_at}, against "
+        f"{last.record.training_shown}) was made on test set {short(last.record.testset_digest)}, but {testset.path} "
+        f"is now {short(testset.digest)}"
+    )
+    rerun = " and ".join(_rerun(release, stored.record) for stored in earlier)
+    if required:
+        return report(
+            "stale: no check of this version of the test set is recorded",
+            data,
+            verdict=Verdict.BLOCKED,
+            reasons=("leakage_stale",),
+            blocks=True,
+            sentence=f"leakage: required, and {what}: run {rerun}.",
+        )
+    return report(f"not checked for this version of the test set: {what}; run {rerun}", data)
+
+
+def _missing(
+    release: Release,
+    earlier: list[StoredRecord],
+    report: Callable[..., CheckReport],
+    *,
+    required: bool,
+    status: str,
+    data: dict[str, Any],
+) -> CheckReport:
+    """Clean records of this test set, but a training file an earlier version was checked against
+    has no check of this one: its evidence does not carry over."""
+    files = ", ".join(f"{stored.record.training_shown} ({stored.path})" for stored in earlier)
+    what = f"not re-checked since the test set changed against {files}"
+    rerun = " and ".join(_rerun(release, stored.record) for stored in earlier)
+    data = data | {"status": "stale", "stale_records": [_stale_data(stored) for stored in earlier]}
+    if required:
+        return report(
+            f"stale: {what}",
+            data,
+            verdict=Verdict.BLOCKED,
+            reasons=("leakage_stale",),
+            blocks=True,
+            sentence=(
+                f"leakage: required, and this test set was {what}: run {rerun} (or, for a file that is no longer "
+                f"training data, delete every record of it: {_all_of(earlier)})."
+            ),
+        )
+    return report(f"{status}; {what}: run {rerun}", data, limitations=(LIMITATION,))
+
+
+def _all_of(earlier: list[StoredRecord]) -> str:
+    """Where every record of these training files lies, on any version of the test set."""
+    shown = []
+    for stored in earlier:
+        key = _file_key(stored)
+        folder = stored.path.rsplit("/", 1)[0]
+        shown.append(f"{folder}/*.{key}.json" if key else stored.path)
+    return ", ".join(shown)
+
+
+def _stale_data(stored: StoredRecord) -> dict[str, Any]:
+    record = stored.record
+    return {
+        "testset_digest": record.testset_digest,
+        "created_at": record.created_at,
+        "training": record.training_shown,
+        "clean": record.clean,
+        "record": stored.path,
+    }
+
+
 def _outdated(
-    record: LeakageResult, report: Callable[..., CheckReport], *, required: bool, images: bool = False
+    release: Release,
+    stored: StoredRecord,
+    report: Callable[..., CheckReport],
+    *,
+    required: bool,
+    images: bool = False,
 ) -> CheckReport:
     """A record of this test set made with another string normalisation, or comparing image paths
     as text: stale, like an edit."""
-    stale: dict[str, Any] = {
-        "testset_digest": record.testset_digest,
-        "created_at": record.created_at,
-        "training": record.training_name,
-        "clean": record.clean,
+    record = stored.record
+    stale: dict[str, Any] = _stale_data(stored) | {
         "normalisation": record.normalisation or None,
         "expected_normalisation": NORMALISATION,
     }
     data = {"status": "stale", "stale_record": stale}
     what = (
-        f"the recorded check ({record.created_at}, against {record.training_name}) compared strings with "
+        f"the recorded check ({record.created_at}, against {record.training_shown}) compared strings with "
         f"{'an older normalisation' if not record.normalisation else 'normalisation ' + record.normalisation}, "
         f"not {NORMALISATION} (which also meets NFC/NFD, fullwidth, case-folded and zero-width variants)"
     )
     if images:
         stale["images"] = record.images or None
         what = (
-            f"the recorded check ({record.created_at}, against {record.training_name}) compared the test set's image "
+            f"the recorded check ({record.created_at}, against {record.training_shown}) compared the test set's image "
             "paths as text, not the pictures they name"
         )
-    rerun = f"`oloproof leakage check --training {record.training_name} --record`"
+    rerun = _rerun(release, record)
     if required:
         return report(
             "stale: the recorded check compared image paths as text"
@@ -177,9 +315,10 @@ def _outdated(
     return report(f"not checked with the current {'image comparison' if images else 'normalisation'}: {what}", data)
 
 
-def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:
+def _record_data(stored: StoredRecord) -> dict[str, Any]:
+    record = stored.record
     return {
-        "record": str(record_path(root, record.testset_digest).relative_to(root)),
+        "record": stored.path,
         "checked_at": record.created_at,
         "cases_checked": record.n_cases,
         "n_leaked": len(record.leaked_ids),
@@ -187,6 +326,7 @@ def _record_data(record: LeakageResult, root: Path) -> dict[str, Any]:
         "rows_scanned": record.rows_scanned,
         "options": {"fields": None if record.fields is None else list(record.fields), "round": record.digits},
         "training": {
+            "path": record.training_path or None,
             "name": record.training_name,
             "format": record.training_format,
             "size_bytes": record.training_size,

@@ -1,15 +1,20 @@
 """The leakage check's result and its evidence record (the gate reads it in ``check``).
 
-A record lives at ``.oloproof/evidence/leakage/<test-set digest hex>.json`` (schema
-``oloproof.leakage/1``, the same document ``--json`` writes). It holds case ids, counts, the
-options used, the test-set digest and, for the training file, only its name (no
-directories), format, size and SHA-256 — a commitment that lets anyone holding the file
-confirm which one was checked, and reveals nothing of its content. One record per test-set
-digest: a new check of the same test set replaces the old one.
+A record lives at ``.oloproof/evidence/leakage/<test-set digest hex>.<training key>.json`` (schema
+``oloproof.leakage/1``, the same document ``--json`` writes), where the training key is the first
+16 hex digits of SHA-256 over the training path as given (relative to release.yaml's directory).
+It holds case ids, counts, the options used, the test-set digest and, for the training file, its
+path as the user gave it, format, size and SHA-256 — a commitment that lets anyone holding the file
+confirm which one was checked, and reveals nothing of its content. One record per (test-set digest,
+training file): a check against another training file adds a record, never replaces one; a new
+check of the same pair replaces it, and says so when the old one had found leaks. Records made
+before (``<digest hex>.json``, one per test set) are still read.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -70,6 +75,13 @@ class LeakageResult:
     normalisation: str = NORMALISATION  # the version of the normaliser; "" in records made before it was recorded
     image_keys: tuple[str, ...] = ()  # compared by their pictures' pixels, not their paths
     images: str = PIXELS  # how pictures are compared; "" in records made before they were
+    training_path: str = ""  # as given, relative to release.yaml's directory; "" outside it or in older records
+    config: str = ""  # the release.yaml's file name; "" in records made before it was kept
+
+    @property
+    def training_shown(self) -> str:
+        """The training file as the user gave it (its name alone outside the project or in older records)."""
+        return self.training_path or self.training_name
 
     @property
     def clean(self) -> bool:
@@ -104,7 +116,9 @@ class LeakageResult:
             "compared_keys": list(self.compared),
             "images": {"keys": list(self.image_keys), "compared_by": self.images},
             "key_sources": dict(self.key_sources),
+            "config": self.config,
             "training": {
+                "path": self.training_path,
                 "name": self.training_name,
                 "format": self.training_format,
                 "compression": self.training_compression,
@@ -167,6 +181,8 @@ class LeakageResult:
             normalisation=str(data.get("normalisation") or ""),
             image_keys=tuple((data.get("images") or {}).get("keys") or ()),
             images=str((data.get("images") or {}).get("compared_by") or ""),
+            training_path=str(training.get("path") or ""),
+            config=str(data.get("config") or ""),
         )
 
 
@@ -225,6 +241,8 @@ def run_check(
         digits=digits,
         skip_malformed=skip_malformed,
         training_name=source.path.name,
+        training_path=given_path(release.base_dir, training),
+        config=Path(release.path).name,
         training_format=source.format,
         training_compression=source.compression,
         training_size=source.size,
@@ -258,17 +276,71 @@ def short(digest: str) -> str:
 # --------------------------------------------------------------------------- records
 
 
-def record_path(root: Path, digest: str) -> Path:
-    return root / EVIDENCE_DIR / f"{digest.partition(':')[2] or digest}.json"
+def given_path(base_dir: Path, training: str) -> str:
+    """The training path as the user gave it, relative to release.yaml's directory (POSIX): the
+    same file named two ways (``./a.jsonl``, ``a.jsonl``) is one training file. Symlinks are not
+    resolved: the path is what the user names. A file outside that directory gets "" (the record
+    keeps only its name: its directories may be private); it is told apart by ``training_key``."""
+    absolute = os.path.normpath(os.path.abspath(training))
+    relative = os.path.relpath(absolute, os.path.abspath(base_dir))
+    return "" if relative.startswith("..") else Path(relative).as_posix()
 
 
-def write_record(root: Path, result: LeakageResult) -> Path:
-    """Write (or replace) the record for the result's test-set digest, atomically."""
-    path = record_path(root, result.testset_digest)
+def record_key(base_dir: Path, training: str) -> str:
+    """What tells training files apart: the path as given inside the project, else the absolute
+    path (hashed into the record's file name, never stored)."""
+    return given_path(base_dir, training) or os.path.normpath(os.path.abspath(training))
+
+
+def _hex(digest: str) -> str:
+    return digest.partition(":")[2] or digest
+
+
+def training_key(training_path: str) -> str:
+    return hashlib.sha256(training_path.encode("utf-8")).hexdigest()[:16]
+
+
+def record_path(root: Path, digest: str, key: str) -> Path:
+    """The record of a check of test set ``digest`` against the training file ``key`` (``record_key``)."""
+    return root / EVIDENCE_DIR / f"{_hex(digest)}.{training_key(key)}.json"
+
+
+def legacy_record_path(root: Path, digest: str) -> Path:
+    """Where one record per test set was kept before records were per training file."""
+    return root / EVIDENCE_DIR / f"{_hex(digest)}.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredRecord:
+    """A record and where it lies (relative to the store root, POSIX)."""
+
+    path: str
+    record: LeakageResult
+
+
+def write_record(root: Path, result: LeakageResult, training: str) -> tuple[Path, list[StoredRecord]]:
+    """Write the record of (test-set digest, training file), atomically; return its path and the
+    records it replaced (the same pair's, and a record of this test set made before records were
+    per training file that names a training file of the same name)."""
+    path = record_path(root, result.testset_digest, record_key(root, training))
     payload = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    replaced: list[StoredRecord] = []
     with RunStore(root).lock("leakage-evidence"):  # under .oloproof/.locks/, git-ignored: a lock is not evidence
+        legacy = legacy_record_path(root, result.testset_digest)
+        for old in (path, legacy):
+            if old.is_file():
+                try:
+                    stored = StoredRecord(path=old.relative_to(root).as_posix(), record=_load(old, old.name))
+                except StoreError:
+                    stored = None
+                if old == legacy and (stored is None or stored.record.training_name != result.training_name):
+                    continue
+                if stored is not None:
+                    replaced.append(stored)
         atomic_write_bytes(path, payload)
-    return path
+        if any(stored.path == legacy.relative_to(root).as_posix() for stored in replaced):
+            legacy.unlink()
+    return path, replaced
 
 
 def _load(path: Path, shown: str) -> LeakageResult:
@@ -284,28 +356,49 @@ def _load(path: Path, shown: str) -> LeakageResult:
         ) from None
 
 
-def read_record(root: Path, digest: str) -> LeakageResult | None:
-    path = record_path(root, digest)
-    if not path.is_file():
-        return None
-    record = _load(path, str(path.relative_to(root)))
-    if record.testset_digest != digest:
-        raise StoreError(
-            f"{path.relative_to(root)}: holds a check of test set {record.testset_digest}, not {digest}; delete it "
-            f"and re-run the check"
-        )
-    return record
-
-
-def other_records(root: Path, digest: str) -> list[LeakageResult]:
-    """Records of other test-set digests (stale for this one), newest first."""
+def all_records(root: Path) -> list[StoredRecord]:
+    """Every record under the evidence folder, newest first."""
     folder = root / EVIDENCE_DIR
     if not folder.is_dir():
         return []
-    keep = record_path(root, digest).name
-    found = [
-        _load(path, str(path.relative_to(root)))
-        for path in sorted(folder.glob("*.json"))
-        if path.name != keep and not path.name.startswith(".")
-    ]
-    return sorted(found, key=lambda record: record.created_at, reverse=True)
+    found: list[StoredRecord] = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        shown = path.relative_to(root).as_posix()
+        found.append(StoredRecord(path=shown, record=_load(path, shown)))
+    return sorted(found, key=lambda stored: (stored.record.created_at, stored.path), reverse=True)
+
+
+def records_of(root: Path, digest: str, found: list[StoredRecord] | None = None) -> list[StoredRecord]:
+    """Every record of test set ``digest`` (one per training file), newest first. A record whose
+    name and content disagree about the test set is an error (it was renamed or edited)."""
+    mine: list[StoredRecord] = []
+    for stored in all_records(root) if found is None else found:
+        named = stored.path.rsplit("/", 1)[-1].split(".", 1)[0] == _hex(digest)
+        holds = stored.record.testset_digest == digest
+        if named != holds:
+            raise StoreError(
+                f"{stored.path}: holds a check of test set {stored.record.testset_digest}, but its name says "
+                f"{'this one' if named else 'another'} ({short(digest)}); delete it and re-run the check"
+            )
+        if holds:
+            mine.append(stored)
+    return mine
+
+
+def replaced_leaky(old: StoredRecord, new: LeakageResult) -> str:
+    """What the CLI says when a new check replaces a record that had found leaks."""
+    record = old.record
+    same = record.training_sha256 is not None and record.training_sha256 == new.training_sha256
+    file_note = (
+        "the same file (same SHA-256)"
+        if same
+        else f"the file has changed since ({short(str(record.training_sha256))}… then, "
+        f"{short(str(new.training_sha256))}… now)"
+    )
+    now = "finds none" if new.clean else f"finds {len(new.leaked_ids)}"
+    return (
+        f"replaced {old.path}: it had found {len(record.leaked_ids)} leaked case(s) in {record.training_shown} "
+        f"({record.created_at}); this check {now}; {file_note}"
+    )

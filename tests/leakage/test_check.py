@@ -40,7 +40,10 @@ def record(project: Project, path: Path, *options: str) -> int:
     return project.cli("leakage", "check", "--training", str(path), "--record", "-q", *options)
 
 
-def test_required_without_a_record_blocks(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+def test_required_without_a_record_blocks(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root)  # the command shown is one that works from here
     project.write(cases=cases(), extra="leakage: required\n")
     code, report = gate(project)
     assert code == 3
@@ -65,10 +68,14 @@ def test_clean_record_unblocks_and_shows_status(project: Project, tmp_path: Path
     assert check["data"]["status"] == "clean" and check["data"]["leaked_ids"] == []
     assert check["data"]["training"]["name"] == "training.jsonl"
     assert project.cli("gate", "-q") == 0
-    assert "leakage: clean: 60 cases checked against 2 rows of training.jsonl (all input keys; numbers exact)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "leakage: clean: 60 cases checked against 2 rows of data-private/training.jsonl (all input keys; numbers exact)" in out
 
 
-def test_editing_the_test_set_makes_the_record_stale(project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_editing_the_test_set_makes_the_record_stale(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root)  # the command shown is one that works from here
     project.write(cases=cases(), extra="leakage: required\n")
     assert record(project, training(tmp_path, ["unrelated"])) == 0
     edited = cases()
@@ -81,7 +88,7 @@ def test_editing_the_test_set_makes_the_record_stale(project: Project, tmp_path:
     assert check["reasons"] == ["leakage_stale"]
     assert check["data"]["status"] == "stale"
     assert check["data"]["stale_record"]["testset_digest"] != report["testset"]["digest"]
-    assert "run `oloproof leakage check --training training.jsonl --record`" in check["sentence"]  # the name, to re-run with
+    assert "run `oloproof leakage check --training data-private/training.jsonl --record`" in check["sentence"]  # as given
     assert "stale: no check of this version of the test set is recorded" in capsys.readouterr().out
     assert record(project, training(tmp_path, ["unrelated"])) == 0
     assert gate(project)[0] == 0

@@ -1,0 +1,186 @@
+"""What the last gate of a config saw, case by case, so the next gate can say what left the test set.
+
+A gate that decides its rules writes ``.oloproof/gates/<release.yaml's file name>.json``
+(schema ``oloproof.last-gate/1``): the test-set digest, the run that decided, and for every case
+of the dev set its id, a digest of its content (input and expected value, never the values) and
+whether it failed a threshold rule. The next gate of the same config compares the test set with it
+and says, as a note: "1 case removed since the last gate; it was a failure", and the same for cases
+whose content changed under the same id (a relabelled failure). "The last gate" is the most recent
+gate of this config file that decided its rules, whatever the version: a case removed while the
+version is bumped is still said. A blocked gate writes nothing. The file is a note, not evidence:
+the gate's verdict never depends on it, and whoever can edit ``.oloproof/`` can edit it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from oloproof.errors import OloproofError
+from oloproof.files import STORE_DIR, atomic_write_bytes, open_regular
+from oloproof.jsonl import dumps_line
+
+if TYPE_CHECKING:
+    from oloproof.evaluators.base import CriterionOutcome
+    from oloproof.policy import Rule
+    from oloproof.testset import TestSet
+
+LAST_GATE_SCHEMA = "oloproof.last-gate/1"
+GATES_DIR = Path(STORE_DIR) / "gates"
+MAX_BYTES = 64 << 20  # a record of 10^6 cases is ~40 MB; anything larger is not ours
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LastGate:
+    testset_digest: str
+    generated_at: str
+    version: str
+    run_id: str
+    cases: dict[str, str]  # case id -> content digest
+    failed: frozenset[str]  # ids of cases that failed a threshold rule
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": LAST_GATE_SCHEMA,
+            "testset_digest": self.testset_digest,
+            "generated_at": self.generated_at,
+            "version": self.version,
+            "run_id": self.run_id,
+            "cases": dict(self.cases),
+            "failed": sorted(self.failed),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> LastGate:
+        if not isinstance(data, dict) or data.get("schema") != LAST_GATE_SCHEMA:
+            raise ValueError("not a last-gate record")
+        cases, failed = data["cases"], data["failed"]
+        if not isinstance(cases, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cases.items()):
+            raise ValueError("cases: expected an object of strings")
+        if not isinstance(failed, list) or not all(isinstance(item, str) for item in failed):
+            raise ValueError("failed: expected a list of case ids")
+        return cls(
+            testset_digest=str(data["testset_digest"]),
+            generated_at=str(data["generated_at"]),
+            version=str(data["version"]),
+            run_id=str(data["run_id"]),
+            cases=dict(cases),
+            failed=frozenset(failed),
+        )
+
+
+def gate_path(base_dir: Path, config: str) -> Path:
+    return base_dir / GATES_DIR / f"{Path(config).name}.json"
+
+
+def case_digest(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
+    return hashlib.sha256(dumps_line({"inputs": inputs, "expected": expected})).hexdigest()[:16]
+
+
+def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> frozenset[str]:
+    """Cases that count against a threshold rule: a binary criterion's 0 under ``min`` (its 1 under
+    ``max``), a score below a ``min`` (above a ``max``), or no usable output. Regression rules compare
+    with a baseline and name no failing case of their own."""
+    ids = tuple(case.id for case in testset.cases)
+    failed: set[str] = set()
+    for rule in rules:
+        outcome = outcomes.get(rule.criterion)
+        if rule.kind == "regression" or outcome is None:
+            continue
+        binary = outcome.kind == "binary"
+        for case_id, raw in zip(outcome.case_ids or ids, outcome.values, strict=False):
+            value = float(raw)
+            if math.isnan(value):
+                failed.add(case_id)
+            elif rule.kind == "min" and value < (1.0 if binary else rule.threshold):
+                failed.add(case_id)
+            elif rule.kind == "max" and value > (0.0 if binary else rule.threshold):
+                failed.add(case_id)
+    return frozenset(failed)
+
+
+def read_last(path: Path) -> LastGate | None:
+    """The last gate's record, or None when there is none or it cannot be read (a note is lost, no
+    more: the gate never depends on it)."""
+    if path.is_symlink() or not path.exists():
+        return None
+    try:
+        with open_regular(path, path.name) as handle:  # a regular file, read with a cap
+            data = handle.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            return None
+        return LastGate.from_json(orjson.loads(data))
+    except (OSError, ValueError, KeyError, TypeError, OloproofError):
+        return None
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} case{'' if n == 1 else 's'} {what}"
+
+
+def _failures(n: int, of: int) -> str:
+    if of == 1:
+        return "it was a failure" if n else "it was not a failure"
+    if n == 0:
+        return "none of them was a failure"
+    return "all of them were failures" if n == of else f"{n} of them {'was a failure' if n == 1 else 'were failures'}"
+
+
+def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
+    """Notes on cases that left the test set, or changed under their id, since ``last``."""
+    if last.testset_digest == testset.digest:
+        return ()
+    current: dict[str, str] = {case.id: case_digest(case.inputs, case.expected) for case in testset.cases}
+    removed = [case_id for case_id in last.cases if case_id not in current]
+    changed = [case_id for case_id, digest in last.cases.items() if current.get(case_id, digest) != digest]
+    when = f"the last gate ({last.generated_at}, run {last.run_id})"
+    notes = []
+    for ids, what in ((removed, "removed"), (changed, "changed (input or expected value)")):
+        if ids:
+            failures = sum(case_id in last.failed for case_id in ids)
+            notes.append(f"{_count(len(ids), what)} since {when}; {_failures(failures, len(ids))}")
+    return tuple(notes)
+
+
+def record_gate(path: Path, gate: LastGate) -> None:
+    """Replace the config's last-gate record, atomically."""
+    atomic_write_bytes(path, orjson.dumps(gate.to_json(), option=orjson.OPT_SORT_KEYS) + b"\n")
+
+
+def note_and_record(
+    base_dir: Path,
+    config: str,
+    testset: TestSet,
+    *,
+    rules: Iterable[Rule],
+    outcomes: Mapping[str, CriterionOutcome],
+    version: str,
+    run_id: str,
+    generated_at: str,
+) -> tuple[str, ...]:
+    """The notes on what changed since this config's last gate; then this gate becomes the last."""
+    path = gate_path(base_dir, config)
+    last = read_last(path)
+    notes = changes_since(last, testset) if last is not None else ()
+    gate = LastGate(
+        testset_digest=testset.digest,
+        generated_at=generated_at,
+        version=version,
+        run_id=run_id,
+        cases={case.id: case_digest(case.inputs, case.expected) for case in testset.cases},
+        failed=failed_cases(testset, rules, outcomes),
+    )
+    try:
+        record_gate(path, gate)
+    except OSError as exc:
+        notes = (
+            *notes,
+            f"the last-gate note {GATES_DIR.as_posix()}/{path.name} was not written ({exc.strerror or exc})",
+        )
+    return notes
