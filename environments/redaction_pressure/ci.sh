@@ -23,7 +23,6 @@ fi
 # A virtualenv active for the main package must not be mistaken for the sub-project's own.
 unset VIRTUAL_ENV
 
-uv lock --project examples/redaction-pressure --check
-uv sync --project examples/redaction-pressure --frozen
-uv run --project examples/redaction-pressure \
-  python -m unittest discover -s examples/redaction-pressure/tests -v
+uv lock --project environments/redaction_pressure --check
+uv sync --project environments/redaction_pressure --frozen
+uv run --project environments/redaction_pressure python -m unittest discover -s environments/redaction_pressure/tests -v
