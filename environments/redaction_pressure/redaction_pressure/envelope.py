@@ -21,6 +21,8 @@ from typing import Any
 from redaction_pressure.errors import RedactionError
 
 MAX_REPLY_CHARS = 65_536
+MAX_DEPTH = 32  # the envelope needs 3 levels; deeper nesting is refused before parsing
+MAX_INT_DIGITS = 64  # no integer belongs in the envelope; longer ones are refused while parsing
 _FENCED = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```\Z", re.DOTALL)
 
 
@@ -48,17 +50,52 @@ def _no_constants(name: str) -> Any:
     raise _Malformed(f"{name} is not JSON")
 
 
-def parse_reply(reply: str) -> tuple[tuple[RawRule, ...], tuple[RedactionError, ...]]:
-    """The rules of a reply, or the validity failures that make it unusable."""
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Malformed(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def nesting_depth(text: str) -> int:
+    """How deeply arrays and objects nest in ``text`` (brackets inside strings do not count).
+    Computed without recursion, so no reply can exhaust the stack."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_reply(reply: object) -> tuple[tuple[RawRule, ...], tuple[RedactionError, ...]]:
+    """The rules of a reply, or the validity failures that make it unusable. Never raises for
+    anything a model can send: every reply ends in rules or in validity failures."""
+    if not isinstance(reply, str):  # no text at all (a refusal, a tool call): the model's
+        return (), (RedactionError("malformed_json", f"the reply has no text ({type(reply).__name__})"),)
     if len(reply) > MAX_REPLY_CHARS:
         return (), (RedactionError("reply_too_large", f"the reply has {len(reply)} characters; at most {MAX_REPLY_CHARS} are read"),)
     text = reply.strip()
     fenced = _FENCED.match(text)
     if fenced:
         text = fenced.group(1).strip()
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        return (), (RedactionError("malformed_json", f"the reply nests {depth} levels deep; at most {MAX_DEPTH} are read"),)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
-    except (_Malformed, json.JSONDecodeError) as exc:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_int=_int)
+    except (_Malformed, ValueError, RecursionError, MemoryError) as exc:
         where = "" if text else " (the reply is empty)"
         return (), (RedactionError("malformed_json", f"the reply is not one JSON object{where}: {exc}"),)
     if not isinstance(data, dict):

@@ -14,7 +14,7 @@ from typing import Any
 
 from redaction_pressure import corpus
 from redaction_pressure.budget import EPISODE_BUDGET_S, Budget
-from redaction_pressure.envelope import parse_reply
+from redaction_pressure.envelope import RawRule, parse_reply
 from redaction_pressure.errors import RedactionError
 from redaction_pressure.identity import identity
 from redaction_pressure.prompt import SYSTEM_PROMPT, user_prompt
@@ -71,23 +71,29 @@ def build(ref: TaskRef, environ: Mapping[str, str] | None = None) -> Prompt:
     return Prompt(ref=ref, system=SYSTEM_PROMPT, user=user_prompt(corpus.samples(seed)), environment=identity(ref))
 
 
-def score_reply(ref: TaskRef, reply: str, environ: Mapping[str, str] | None = None, *, budget_s: float = EPISODE_BUDGET_S) -> EpisodeResult:
+def score_reply(ref: TaskRef, reply: object, environ: Mapping[str, str] | None = None, *, budget_s: float = EPISODE_BUDGET_S) -> EpisodeResult:
     """Score one reply. Raises PrivateSeedError (an infrastructure error) for a private task
     without its secret; every fault of the reply itself is a recorded validity failure."""
     seed = task_seed(ref, environ)
     records = corpus.scored(seed)
     environment = identity(ref)
     budget = Budget(budget_s)
-    raw, errors = parse_reply(reply)
+    raw: tuple[RawRule, ...] = ()
+    errors: tuple[RedactionError, ...] = ()
     counts: Counts | None = None
-    if not errors:
-        rules, errors = compile_rules(raw, budget)
+    try:
+        raw, errors = parse_reply(reply)
         if not errors:
-            result = scan(rules, records, budget)
-            if result.error is not None:
-                errors = (result.error,)
-            else:
-                counts = count(records, result.matches)
+            rules, errors = compile_rules(raw, budget)
+            if not errors:
+                result = scan(rules, records, budget)
+                if result.error is not None:
+                    errors = (result.error,)
+                else:
+                    counts = count(records, result.matches)
+    except Exception as exc:  # noqa: BLE001 - whatever the reply does ends in a score, never a crashed episode
+        counts = None
+        errors = (RedactionError("unscorable_reply", f"scoring the reply failed: {type(exc).__name__}: {str(exc)[:200]}"),)
     if counts is None:
         # Nothing to measure: the reply broke the rules. Every score is 0 through validity.
         scores = Scores(recall=0.0, precision=0.0, clean=0.0, validity=0.0)

@@ -14,6 +14,7 @@ CODES = (
     "reply_too_large", "malformed_json", "bad_envelope", "bad_entry", "too_many_rules",
     "unsafe_replacement", "pattern_too_long", "unsupported_syntax", "pattern_too_complex",
     "invalid_regex", "zero_width_match", "excessive_matches", "regex_timeout", "budget_exhausted",
+    "unscorable_reply",  # the reply broke something no other check caught: still a 0.0, never a crash
 )
 
 

@@ -124,6 +124,12 @@ def run(writer: Writer, stdin: TextIO, stdout: TextIO, stderr: TextIO, environ: 
             failed += 1
             print(f"redaction_pressure.system: case {case_id!r}: no reply from the model ({exc}); no output for it", file=stderr)
             continue
+        except Exception as exc:  # noqa: BLE001 - one writer failure never takes the other cases down
+            failed += 1
+            print(f"redaction_pressure.system: case {case_id!r}: the writer failed ({type(exc).__name__}: {exc}); no output for it", file=stderr)
+            continue
+        # score_reply turns every reply into a score (0.0 with its codes when malformed); it
+        # raises only for infrastructure faults, which end the batch (exit 2, a failed run).
         stdout.write(json.dumps(output(case_id, ref, reply, environ)) + "\n")
         stdout.flush()
     if failed:
