@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RedactionPressureTaskset"]
+# The one Taskset, and the one Harness Verifiers then uses by default instead of its
+# code-executing `bash` agent (harness.py).
+__all__ = ["RedactionPressureTaskset", "RedactionPressureHarness"]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,4 +20,8 @@ def __getattr__(name: str) -> Any:
         from redaction_pressure.taskset import RedactionPressureTaskset
 
         return RedactionPressureTaskset
+    if name == "RedactionPressureHarness":
+        from redaction_pressure.harness import RedactionPressureHarness
+
+        return RedactionPressureHarness
     raise AttributeError(f"module 'redaction_pressure' has no attribute {name!r}")

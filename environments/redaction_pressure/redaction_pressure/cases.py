@@ -9,7 +9,9 @@ A case is ``{"id", "split", "index", "expected": {"clean": true}}``: the system 
 clean gate every episode should pass, for the ``label_match`` evaluator on ``clean``. A private
 case also names the secret's ``commitment``, so the holdout set's digest is bound to one secret:
 a wrong secret makes the system refuse the batch instead of scoring other tasks under the same
-set digest, and a new secret is a new holdout set with its own budget. Neither file holds a seed
+set digest, and a new secret is a new holdout set with its own budget. Private cases take indices
+from ``HOLDOUT_START`` (500,000) on, which Verifiers' ``private_eval`` split refuses to serve: the
+holdout is read only through ``oloproof holdout run``, metered in READS.log. Neither file holds a seed
 or a record; a private case's content exists only where ``REDACTION_PRESSURE_PRIVATE_SEED`` is set.
 """
 
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 
 from redaction_pressure.splits import (
+    HOLDOUT_START,
     PRIVATE_SPLIT,
     PUBLIC_SPLITS,
     SECRET_ENV,
@@ -36,9 +39,9 @@ PRIVATE_FILE = ROOT / "evals" / "holdout" / "private_eval.jsonl"
 PRIVATE_CASES = 64
 
 
-def case_lines(split: str, count: int, *, commitment: str | None = None) -> str:
+def case_lines(split: str, count: int, *, commitment: str | None = None, start: int = 0) -> str:
     lines = []
-    for index in range(count):
+    for index in range(start, start + count):
         ref = TaskRef(split=split, index=index)
         case: dict[str, object] = {"id": ref.id, "split": split, "index": index}
         if split == PRIVATE_SPLIT:
@@ -53,7 +56,8 @@ def dev_cases() -> str:
 
 
 def private_cases(secret: str) -> str:
-    return case_lines(PRIVATE_SPLIT, PRIVATE_CASES, commitment=secret_commitment(secret))
+    # Oloproof's holdout range: disjoint from what Verifiers' private_eval split can serve.
+    return case_lines(PRIVATE_SPLIT, PRIVATE_CASES, commitment=secret_commitment(secret), start=HOLDOUT_START)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -45,6 +45,10 @@ PUBLIC_SPLITS: dict[str, PublicRange] = {
 }
 PRIVATE_SPLIT = "private_eval"
 PRIVATE_SIZE = 1_000_000  # indices a private task may take; the holdout file lists the ones read
+# private_eval indices from here on are Oloproof's holdout (cases.py writes them; every read is
+# metered in READS.log). Verifiers' private_eval split serves only indices below it and refuses
+# any at or above it, so the holdout is never read unmetered through vf-eval.
+HOLDOUT_START = 500_000
 SPLITS = (*PUBLIC_SPLITS, PRIVATE_SPLIT)
 
 
@@ -65,6 +69,11 @@ def check_task(split: str, index: object) -> int:
     if not 0 <= index < size:
         raise SplitError(f"task index {index} is outside split {split!r} (0 <= index < {size})")
     return index
+
+
+def holdout_index(index: int) -> bool:
+    """Whether a private_eval index belongs to Oloproof's holdout range."""
+    return HOLDOUT_START <= index < PRIVATE_SIZE
 
 
 def read_secret(environ: Mapping[str, str] | None = None) -> str:

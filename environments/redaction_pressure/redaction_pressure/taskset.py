@@ -24,7 +24,7 @@ from redaction_pressure.episode import EpisodeResult, build, score_reply
 from redaction_pressure.identity import identity
 from redaction_pressure.oracle import oracle_reply
 from redaction_pressure.reward import WEIGHTS
-from redaction_pressure.splits import PUBLIC_SPLITS, TaskRef, task_ref
+from redaction_pressure.splits import HOLDOUT_START, PRIVATE_SPLIT, PUBLIC_SPLITS, TaskRef, task_ref
 
 DEFAULT_TASKS = {"train": 1000, "dev": PUBLIC_SPLITS["dev"].size, "private_eval": 64}
 
@@ -42,7 +42,8 @@ class RedactionConfig(vf.TasksetConfig):
     start: int = 0
     """First task index."""
     num_tasks: int | None = None
-    """How many tasks; default: all 64 of dev, 1000 of train, 64 of private_eval."""
+    """How many tasks; default: all 64 of dev, 1000 of train, 64 of private_eval (indices below
+    500,000 only: from there on private_eval is the Oloproof holdout, refused here)."""
 
 
 class RedactionTask(vf.Task[RedactionData]):
@@ -117,5 +118,11 @@ class RedactionPressureTaskset(vf.Taskset[RedactionTask, RedactionConfig]):
     def load(self) -> Iterator[RedactionTask]:
         split = self.config.split
         count = self.config.num_tasks if self.config.num_tasks is not None else DEFAULT_TASKS[split]
+        if split == PRIVATE_SPLIT and self.config.start + count > HOLDOUT_START:
+            raise ValueError(
+                f"private_eval indices from {HOLDOUT_START} on are the Oloproof holdout; Verifiers serves only "
+                f"0..{HOLDOUT_START - 1} (asked for {self.config.start}..{self.config.start + count - 1}). "
+                "Read the holdout with `oloproof holdout run`, which meters every read in READS.log"
+            )
         for index in range(self.config.start, self.config.start + count):
             yield make_task(task_ref(split, index), self.config.task)

@@ -101,7 +101,7 @@ class CaseFilesTest(unittest.TestCase):
         one, other = cases.private_cases(SECRET), cases.private_cases(OTHER_SECRET)
         self.assertNotEqual(one, other)
         first = json.loads(one.splitlines()[0])
-        self.assertEqual(first, {"id": "private_eval-0000", "split": "private_eval", "index": 0,
+        self.assertEqual(first, {"id": "private_eval-500000", "split": "private_eval", "index": 500_000,
                                  "commitment": secret_commitment(SECRET), "expected": {"clean": True}})
         self.assertNotIn(SECRET, one)
 

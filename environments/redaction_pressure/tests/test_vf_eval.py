@@ -1,6 +1,6 @@
 """`vf-eval` end to end: the installed taskset, a fake model on 127.0.0.1, `--no-push`.
 
-Verifiers' own runner, harness (``null``: one chat call) and subprocess runtime do everything a
+Verifiers' own runner, the taskset's default harness (harness.py: one chat call, no tools) and subprocess runtime do everything a
 real evaluation does; only the model is a loopback server answering the oracle rules. Nothing
 leaves the machine: the model URL is loopback and ``--no-push`` keeps the traces local.
 """
@@ -32,7 +32,7 @@ class VfEvalTest(unittest.TestCase):
             argv = [
                 str(VF_EVAL), "redaction-pressure", "--env.taskset.split", "dev", "-n", "2", "-m", "fake-model",
                 "--client.base-url", server.base_url, "--client.api-key-var", "FAKE_MODEL_KEY",
-                "--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess",
+                "--env.agent.runtime.type", "subprocess",  # no harness option: the safe one is the default
                 "--no-push", "--no-rich", "-o", str(out),
             ]
             env = dict(os.environ, FAKE_MODEL_KEY="k")
@@ -49,7 +49,10 @@ class VfEvalTest(unittest.TestCase):
             self.assertEqual(trace["info"]["environment"], trace["task"]["data"]["environment"])
             self.assertEqual(len(trace["info"]["task_seed"]), 64)
         (config_file,) = out.glob("*/configs/resolved/eval.json")
-        self.assertIs(json.loads(config_file.read_text())["push"], False)
+        resolved = json.loads(config_file.read_text())
+        self.assertIs(resolved["push"], False)
+        self.assertIsNone(resolved["env"]["agent"]["harness"])  # unpinned: the taskset's default
+        self.assertEqual({t["agent"]["config"]["harness"]["id"] for t in traces}, {"redaction-pressure"})
 
 
 if __name__ == "__main__":
