@@ -3,6 +3,7 @@
     python -m redaction_pressure.cases             # writes data/dev.jsonl (committed)
     python -m redaction_pressure.cases --private   # writes evals/holdout/private_eval.jsonl (needs the secret)
     python -m redaction_pressure.cases --check     # exit 0 only if the secret is the one that file was written for
+                                                   # and the gate's `python` (on PATH) can run the system
 
 A case is ``{"id", "split", "index", "expected": {"clean": true}}``: the system receives
 ``{"id", "split", "index"}`` (Oloproof never shows it ``expected``), and ``expected`` states the
@@ -19,6 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -60,6 +64,34 @@ def private_cases(secret: str) -> str:
     return case_lines(PRIVATE_SPLIT, PRIVATE_CASES, commitment=secret_commitment(secret), start=HOLDOUT_START)
 
 
+def gate_interpreter() -> str:
+    """The interpreter the gate runs the system with: the first word of release.yaml's
+    ``system.command`` (``python``), looked up on PATH as Oloproof will."""
+    release = ROOT / "release.yaml"
+    found = re.search(r"^system:\n(?:[ \t]+.*\n)*?[ \t]+command:[ \t]*(\S+)", release.read_text(encoding="utf-8"), re.M) if release.is_file() else None
+    return found.group(1) if found else "python"
+
+
+def interpreter_problem() -> str | None:
+    """Why the gate's interpreter cannot run the system, or None. A read whose system fails
+    still counts, so this is checked before every holdout read (``--check``)."""
+    word = gate_interpreter()
+    path = shutil.which(word)
+    if path is None:
+        return (f"`{word}` (release.yaml's system.command) is not on PATH: Oloproof would run the system with its own "
+                "interpreter instead; put the interpreter you mean first on PATH")
+    probe = "import platform, regex, redaction_pressure.system; print(platform.python_version(), regex.__version__)"
+    env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+    try:
+        done = subprocess.run([path, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the gate's interpreter {path} did not run ({exc})"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"the gate's interpreter {path} cannot run the system ({last})"
+    return None
+
+
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -83,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args == ["--check"]:
         # Before `oloproof holdout run`: a read whose system fails still counts against the budget.
+        problem = interpreter_problem()
+        if problem is not None:
+            print(f"redaction_pressure.cases: {problem}; a read now would fail and still count", file=sys.stderr)
+            return 2
         if not PRIVATE_FILE.exists():
             print(f"redaction_pressure.cases: {PRIVATE_FILE.relative_to(ROOT)} does not exist; write it with --private", file=sys.stderr)
             return 2
@@ -92,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                 "(or the file was edited); a read now would fail and still count", file=sys.stderr,
             )
             return 2
-        print(f"ok: {PRIVATE_FILE.relative_to(ROOT)} matches {SECRET_ENV} (commitment {secret_commitment(read_secret())})", file=sys.stderr)
+        print(
+            f"ok: {PRIVATE_FILE.relative_to(ROOT)} matches {SECRET_ENV} (commitment {secret_commitment(read_secret())}); "
+            f"the gate's `{gate_interpreter()}` is {shutil.which(gate_interpreter())} and runs the system", file=sys.stderr,
+        )
         return 0
     if PRIVATE_FILE.exists() and PRIVATE_FILE.read_text(encoding="utf-8") != text:
         print(

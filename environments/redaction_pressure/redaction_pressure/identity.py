@@ -10,8 +10,11 @@ install it lists only a ``.pth`` file.
 from __future__ import annotations
 
 import hashlib
+import platform
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from redaction_pressure import versions
 from redaction_pressure.framing import frame
@@ -43,6 +46,9 @@ def identity(ref: TaskRef, *, root: Path = PACKAGE_DIR) -> dict[str, Any]:
         "split": ref.split,
         "split_commitment": split_commitment(ref.split, commitment=ref.secret_commitment),
         "source_sha256": source_digest(root),
+        # What else decides a score: the regex engine runs every rule, Python runs the rest.
+        "regex_version": regex.__version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
     }
     if ref.is_private:
         out["secret_commitment"] = ref.secret_commitment

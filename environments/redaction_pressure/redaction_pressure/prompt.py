@@ -21,9 +21,11 @@ You will see sample records from a stream of logs, config files, headers and not
 secret span labelled, and with labelled decoys: look-alike text that is NOT secret. Your rules
 will be run on {SCORED_RECORDS} later records of the same stream, which you do not see.
 
-Secret types: api_key (sk-... and ghp_... tokens), cloud_access_key (AKIA.../ASIA... access key
-ids), email (personal addresses), password (the value of a password field, not its key),
-session_token (session cookie values and JWTs).
+Secret types: api_key (API keys and access tokens: a literal prefix, then random characters),
+cloud_access_key (AKIA.../ASIA... access key ids), email (personal addresses), password (the
+value of a credential field, not its key), session_token (session id values and JWTs).
+Every stream has its own formats (prefixes, alphabets, lengths, domains, field names), and its
+decoys include look-alikes of other streams' secrets: learn the formats from these samples.
 
 Reply with exactly one JSON object and nothing else (a single ```json fenced block is accepted):
 {{"rules": [{{"pattern": "<regex>", "replacement": "[REDACTED]"}}, ...]}}

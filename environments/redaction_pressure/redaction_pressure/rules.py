@@ -100,10 +100,13 @@ def unrolled_size(pattern: str) -> int:
             if not match or (match.group(1) == "" and match.group(3) in ("", None)):
                 raise _Refused("unsupported_syntax", f"'{{' at position {i} is not a counted quantifier; write a literal brace as \\{{")
             low = int(match.group(1) or 0)
-            high = int(match.group(3)) if match.group(3) else (low if match.group(2) is None else low + 1)
+            high = int(match.group(3)) if match.group(3) else low
+            # An open count ({n,}) has count n ({1000,} is within the limit) and unrolls to n
+            # copies and a star (n + 1 atoms).
             if max(low, high) > MAX_REPEAT:
                 raise _Refused("pattern_too_complex", f"repeat count {max(low, high)} at position {i} exceeds {MAX_REPEAT}")
-            frames[-1][1] *= max(low, high, 1)
+            open_count = match.group(2) is not None and not match.group(3)
+            frames[-1][1] *= max(low + 1 if open_count else high, 1)
             i = match.end()
             continue
         _atom(frames, 1 if c not in "*+?" else 0)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -26,6 +28,8 @@ from redaction_pressure.framing import frame, sha256_hex
 
 SECRET_ENV = "REDACTION_PRESSURE_PRIVATE_SEED"
 MIN_SECRET_CHARS = 32
+MIN_SECRET_BITS = 128  # estimated from the secret's own characters (see secret_bits)
+MIN_SECRET_DISTINCT = 16
 PUBLIC_DOMAIN = "redaction-pressure/public-task-seed/v1"
 PRIVATE_DOMAIN = "redaction-pressure/private-task-seed/v1"
 COMMITMENT_DOMAIN = "redaction-pressure/secret-commitment/v1"
@@ -86,7 +90,23 @@ def read_secret(environ: Mapping[str, str] | None = None) -> str:
         raise PrivateSeedError(f"{SECRET_ENV} begins or ends with whitespace (a copy-paste slip would change every task)")
     if len(secret) < MIN_SECRET_CHARS:
         raise PrivateSeedError(f"{SECRET_ENV} has {len(secret)} characters; at least {MIN_SECRET_CHARS} are required ({GENERATE_HINT})")
+    distinct, bits = len(set(secret)), secret_bits(secret)
+    if distinct < MIN_SECRET_DISTINCT or bits < MIN_SECRET_BITS:
+        raise PrivateSeedError(
+            f"{SECRET_ENV} is too predictable ({distinct} distinct characters, about {bits:.0f} bits estimated; at least "
+            f"{MIN_SECRET_DISTINCT} and {MIN_SECRET_BITS} are required): its public commitment would give it away ({GENERATE_HINT})"
+        )
     return secret
+
+
+def secret_bits(secret: str) -> float:
+    """An upper estimate of the secret's entropy: its length times the Shannon entropy of its
+    own character frequencies. It refuses repetitive secrets (``"a" * 32`` is 0 bits,
+    ``"ab" * 16`` 32 bits); it cannot tell a random secret from a long, varied, guessable one
+    (a sentence), which is why the secret should come from ``secrets.token_urlsafe(32)``
+    (about 43 characters, about 230 bits by this estimate)."""
+    counts = Counter(secret)
+    return abs(-sum(n * math.log2(n / len(secret)) for n in counts.values()))  # abs: never "-0"
 
 
 def secret_commitment(secret: str) -> str:

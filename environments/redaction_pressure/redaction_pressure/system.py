@@ -37,9 +37,9 @@ from typing import Any, TextIO
 from redaction_pressure.baseline import baseline_reply
 from redaction_pressure.episode import build, score_reply
 from redaction_pressure.oracle import oracle_reply
-from redaction_pressure.splits import PRIVATE_SPLIT, SECRET_ENV, PrivateSeedError, SplitError, TaskRef, task_ref
+from redaction_pressure.splits import PRIVATE_SPLIT, SECRET_ENV, PrivateSeedError, SplitError, TaskRef, task_ref, task_seed
 
-Writer = Callable[[str, str], str]  # (system prompt, user prompt) -> reply
+Writer = Callable[[str, str, bytes], str]  # (system prompt, user prompt, task seed) -> reply; only the oracle reads the seed
 
 
 class CaseError(ValueError):
@@ -119,7 +119,7 @@ def run(writer: Writer, stdin: TextIO, stdout: TextIO, stderr: TextIO, environ: 
     for case_id, ref in tasks:
         prompt = build(ref, environ)
         try:
-            reply = writer(prompt.system, prompt.user)
+            reply = writer(prompt.system, prompt.user, task_seed(ref, environ))
         except ModelEndpointError as exc:
             failed += 1
             print(f"redaction_pressure.system: case {case_id!r}: no reply from the model ({exc}); no output for it", file=stderr)
@@ -139,9 +139,9 @@ def run(writer: Writer, stdin: TextIO, stdout: TextIO, stderr: TextIO, environ: 
 
 def make_writer(args: argparse.Namespace, environ: Mapping[str, str]) -> Writer:
     if args.writer == "baseline":
-        return lambda system, user: baseline_reply(user)
+        return lambda system, user, seed: baseline_reply(user)
     if args.writer == "oracle":
-        return lambda system, user: oracle_reply()
+        return lambda system, user, seed: oracle_reply(seed)
     from redaction_pressure.model_adapter import ChatCompletionsClient
 
     api_key = environ.get(args.api_key_env) if args.api_key_env else None
@@ -149,7 +149,7 @@ def make_writer(args: argparse.Namespace, environ: Mapping[str, str]) -> Writer:
         base_url=args.base_url, model=args.model, api_key=api_key, timeout_s=args.timeout_s,
         max_tokens=args.max_tokens, temperature=args.temperature,
     )
-    return client.complete
+    return lambda system, user, seed: client.complete(system, user)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from redaction_pressure.episode import EpisodeResult, build, score_reply
 from redaction_pressure.identity import identity
 from redaction_pressure.oracle import oracle_reply
 from redaction_pressure.reward import WEIGHTS
-from redaction_pressure.splits import HOLDOUT_START, PRIVATE_SPLIT, PUBLIC_SPLITS, TaskRef, task_ref
+from redaction_pressure.splits import HOLDOUT_START, PRIVATE_SPLIT, PUBLIC_SPLITS, TaskRef, task_ref, task_seed
 
 DEFAULT_TASKS = {"train": 1000, "dev": PUBLIC_SPLITS["dev"].size, "private_eval": 64}
 
@@ -60,7 +60,7 @@ class RedactionTask(vf.Task[RedactionData]):
 
     async def validate(self, runtime: Any = None) -> bool | None:
         """The gold check (``vf-validate``): the oracle rules score exactly 1.0."""
-        result = await asyncio.to_thread(score_reply, self.ref(), oracle_reply())
+        result = await asyncio.to_thread(score_reply, self.ref(), oracle_reply(task_seed(self.ref())))
         return result.reward == 1.0
 
     @vf.metric(priority=10)

@@ -8,5 +8,5 @@ from __future__ import annotations
 
 ENVIRONMENT = "redaction-pressure"
 ENVIRONMENT_VERSION = "0.2.0"
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"  # 3: a secret grammar per task (corpus.grammar)
 REWARD_SCHEMA_VERSION = "1"

@@ -76,16 +76,18 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual(corpus.scored(seed)[0], corpus.record(seed, corpus.SAMPLE_RECORDS))
 
     def test_spans_are_well_formed_and_match_their_type(self) -> None:
-        grammar = {
-            "api_key": r"sk-[A-Za-z0-9]{32,48}|ghp_[A-Za-z0-9]{36}",
-            "cloud_access_key": r"(?:AKIA|ASIA)[A-Z2-7]{16}",
-            "email": r"[a-z]+(?:\.[a-z]+|[0-9]+)?@[a-z]+\.(?:com|io|net|org|dev)",
-            "password": r"[A-Za-z0-9!#%*+\-./:?@^_~]{10,20}",
-            "session_token": r"[0-9a-f]{32}|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
-        }
         kinds = set()
         for index in range(40):
             seed = public_task_seed("train", index)
+            g = corpus.grammar(seed)
+            alphabet = regex.escape(corpus.API_ALPHABETS[g.api_alphabet])
+            grammar = {
+                "api_key": rf"{regex.escape(g.api_prefix)}[{alphabet}]{{{g.api_min},{g.api_max}}}|{regex.escape(g.token_prefix)}[A-Za-z0-9]{{{g.token_length}}}",
+                "cloud_access_key": r"(?:AKIA|ASIA)[A-Z2-7]{16}",
+                "email": rf"[a-z]+(?:\.[a-z]+|[0-9]+)?@[a-z]+\.(?:{'|'.join(g.tlds)})",
+                "password": r"[A-Za-z0-9!#%*+\-./:?@^_~]{10,20}",
+                "session_token": rf"[0-9a-f]{{{g.session_length}}}|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
+            }
             for rec in corpus.samples(seed) + corpus.scored(seed):
                 spans = sorted(rec.secrets + rec.decoys, key=lambda s: s.start)
                 for left, right in itertools.pairwise(spans):
@@ -103,15 +105,19 @@ class CorpusTest(unittest.TestCase):
     def test_decoys_look_like_secrets(self) -> None:
         # The decoys are there to punish loose rules: each kind matches a loose pattern that
         # a careless rule-writer would use for some secret type.
-        loose = {
-            "sk_lookalike": r"sk-\w+", "aws_doc_example": r"AKIA[A-Z0-9]{16}", "masked_key": r"AKIA\S+",
-            "package_spec": r"\S+@\S+", "ssh_remote": r"\w+@[\w.]+\.com", "hex_request_id": r"[0-9a-f]{32}",
-            "commit_hash": r"[0-9a-f]{32}", "other_password_key": r"password=\S+", "session_timeout": r"session\w*=\w+",
-            "password_hint": r"\w+ \w+",
-        }
         seen = set()
         for index in range(20):
             seed = public_task_seed("dev", index)
+            g = corpus.grammar(seed)
+            loose = {
+                "sk_lookalike": regex.escape(g.api_prefix) + r"\w+", "aws_doc_example": r"AKIA[A-Z0-9]{16}", "masked_key": r"AKIA\S+",
+                "package_spec": r"\S+@\S+", "ssh_remote": r"\w+@[\w.]+\.com", "hex_request_id": r"[0-9a-f]{32}",
+                "commit_hash": r"[0-9a-f]{32}", "other_password_key": regex.escape(g.password_key) + r"=\S+",
+                "session_timeout": regex.escape(g.session_key) + r"\w*=\w+", "password_hint": r"\w+ \w+",
+                # another task's secret shapes: a reply memorising every task's grammar removes these
+                "public_id": regex.escape(g.foreign_prefix) + r"[A-Za-z0-9]{24,40}",
+                "public_value": regex.escape(g.foreign_session_key) + rf"=[0-9a-f]{{{g.session_length}}}",
+            }
             for rec in corpus.scored(seed):
                 for decoy in rec.decoys:
                     seen.add(decoy.kind)
@@ -119,7 +125,7 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual(seen, set(loose))
 
 
-PINNED_DEV_CORPUS = "de4e2137c354deaee8f6d2fad802229beb53a5332aacee949818608fc3608be1"
+PINNED_DEV_CORPUS = "6f99f4f2d6486846f11514f44899c3c218a8238ced97f9c9fec5a7f3848f34d4"  # corpus version 3
 
 if __name__ == "__main__":
     unittest.main()

@@ -108,7 +108,7 @@ class RuleValidationTest(unittest.TestCase):
             "a**": ("invalid_regex", "rules[0]: multiple repeat at position 2"),
             "a*": ("zero_width_match", "rules[0]: the pattern matches the empty string"),
             # Zero-width only where the text allows it: caught while scanning (record 0 of dev-0000).
-            "(?=x)": ("zero_width_match", "rules[0] matched the empty string at offset 47"),
+            "(?=x)": ("zero_width_match", "rules[0] matched the empty string at offset 94"),
             "(?<=user=)": ("zero_width_match", "rules[0] matched the empty string at offset 46"),
         }
         for pattern, expected in cases.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import platform
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+import regex
 from helpers import ROOT, SECRET
 from redaction_pressure import versions
 from redaction_pressure.framing import frame
@@ -63,6 +65,7 @@ class IdentityTest(unittest.TestCase):
             "environment": "redaction-pressure", "environment_version": versions.ENVIRONMENT_VERSION,
             "corpus_version": versions.CORPUS_VERSION, "reward_schema_version": versions.REWARD_SCHEMA_VERSION,
             "split": "dev", "split_commitment": split_commitment("dev"), "source_sha256": source_digest(),
+            "regex_version": regex.__version__, "python": f"{platform.python_implementation()} {platform.python_version()}",
         })
 
     def test_private_identity_carries_the_commitment(self) -> None:
@@ -78,7 +81,7 @@ class CoreWithoutVerifiersTest(unittest.TestCase):
             "import sys; sys.modules['verifiers'] = None\n"
             "from redaction_pressure import corpus, drbg, envelope, rules, scanner, reward, splits, identity, episode, baseline, system\n"
             "from redaction_pressure.oracle import oracle_reply\n"
-            "r = episode.score_reply(splits.task_ref('dev', 1), oracle_reply())\n"
+            "r = episode.score_reply(splits.task_ref('dev', 1), oracle_reply(splits.task_seed(splits.task_ref('dev', 1))))\n"
             "assert r.reward == 1.0, r\n"
             "import redaction_pressure\n"
             "try:\n    redaction_pressure.RedactionPressureTaskset\nexcept ImportError:\n    print('lazy ok')\n"

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from helpers import ROOT
 from redaction_pressure.model_adapter import ChatCompletionsClient, ModelEndpointError
 from redaction_pressure.oracle import oracle_reply
+from redaction_pressure.splits import public_task_seed
 
 
 class FakeChatServer(ThreadingHTTPServer):
@@ -48,6 +49,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length))
         self.server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         status, payload = self.server.script.pop(0) if len(self.server.script) > 1 else self.server.script[0]
+        if callable(payload):  # a reply that depends on the request (the task's prompt)
+            payload = payload(body)
         if body.get("stream") and status == 200 and isinstance(payload, dict):
             self._stream(payload)
             return
@@ -149,7 +152,8 @@ class ChatSystemTest(unittest.TestCase):
         return subprocess.run(argv, input=stdin, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
     def test_a_model_reply_is_scored(self) -> None:
-        with FakeChatServer([(200, completion("```json\n" + oracle_reply() + "\n```"))]) as server:
+        fenced = ["```json\n" + oracle_reply(public_task_seed("dev", i)) + "\n```" for i in (0, 1)]
+        with FakeChatServer([(200, completion(fenced[0])), (200, completion(fenced[1]))]) as server:
             proc = self.run_system(server, 2)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual([json.loads(line)["reward"] for line in proc.stdout.splitlines()], [1.0, 1.0])

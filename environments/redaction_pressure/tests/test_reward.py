@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import unittest
 
-from helpers import reply
+from helpers import gold, gold_patterns, reply
 from redaction_pressure import corpus
 from redaction_pressure.corpus import Record, Span
 from redaction_pressure.episode import score_reply
-from redaction_pressure.oracle import ORACLE_PATTERNS, oracle_reply
 from redaction_pressure.reward import Counts, count, score
 from redaction_pressure.scanner import Match, redact
 from redaction_pressure.splits import public_task_seed, task_ref
@@ -20,7 +19,7 @@ DEV = [task_ref("dev", index) for index in range(64)]
 class OracleAndInactionTest(unittest.TestCase):
     def test_oracle_scores_exactly_one_on_every_dev_task_and_on_train_tasks(self) -> None:
         for ref in DEV + [task_ref("train", index) for index in range(0, 100_000, 1000)]:
-            result = score_reply(ref, oracle_reply())
+            result = score_reply(ref, gold(ref))
             self.assertEqual(result.reward, 1.0, (ref, result.scores, result.errors))
             self.assertTrue(result.clean)
             self.assertEqual(result.errors, ())
@@ -37,7 +36,7 @@ class OracleAndInactionTest(unittest.TestCase):
 
     def test_deleting_every_character_is_never_clean_and_stays_below_one_half(self) -> None:
         # The contract rewards bulk deletion with full recall; only precision and the clean gate
-        # hold it back. This pins how far (README, "Gating with Oloproof": 0.449 on average).
+        # hold it back. This pins how far (README, "Gating with Oloproof": 0.441 on average).
         rewards = []
         for ref in DEV:
             result = score_reply(ref, reply(r"[\s\S]{1,64}"))
@@ -45,18 +44,20 @@ class OracleAndInactionTest(unittest.TestCase):
             self.assertEqual(result.reward, 0.35 + 0.35 * result.scores.precision)
             self.assertLess(result.reward, 0.5)
             rewards.append(result.reward)
-        self.assertAlmostEqual(sum(rewards) / len(rewards), 0.4487, places=4)
+        self.assertAlmostEqual(sum(rewards) / len(rewards), 0.4409, places=4)
 
 
 class FirstCharacterExploitTest(unittest.TestCase):
     """The historical exploit: remove only each secret's first character. A check that asks
     whether the secret's text still appears in the output calls that a perfect redaction."""
 
-    EXPLOIT = json.dumps({"rules": [{"pattern": f"(?=(?:{p})).", "replacement": ""} for p in ORACLE_PATTERNS]})
+    @staticmethod
+    def exploit(ref: object) -> str:
+        return json.dumps({"rules": [{"pattern": f"(?=(?:{p})).", "replacement": ""} for p in gold_patterns(ref)]})
 
     def test_it_scores_zero_on_all_64_dev_tasks(self) -> None:
         for ref in DEV:
-            result = score_reply(ref, self.EXPLOIT)
+            result = score_reply(ref, self.exploit(ref))
             self.assertEqual(result.errors, (), ref)
             assert result.counts is not None
             self.assertEqual(result.counts.secrets_removed, 0, ref)
@@ -70,9 +71,9 @@ class FirstCharacterExploitTest(unittest.TestCase):
         from redaction_pressure.rules import compile_rules
         from redaction_pressure.scanner import scan
 
-        raw, _ = parse_reply(self.EXPLOIT)
-        rules, _ = compile_rules(raw, Budget())
         for ref in DEV:
+            raw, _ = parse_reply(self.exploit(ref))
+            rules, _ = compile_rules(raw, Budget())
             records = corpus.scored(public_task_seed("dev", ref.index))
             result = scan(rules, records, Budget())
             for rec, matches in zip(records, result.matches, strict=True):
@@ -137,9 +138,9 @@ class ContractTest(unittest.TestCase):
 
     def test_rules_see_the_source_not_each_other(self) -> None:
         # Rule 2 would match the marker rule 1 leaves behind if rules ran in sequence.
-        result = score_reply(DEV[0], reply(*ORACLE_PATTERNS, r"\[REDACTED\]"))
+        result = score_reply(DEV[0], reply(*gold_patterns(DEV[0]), r"\[REDACTED\]"))
         self.assertEqual(result.reward, 1.0)
-        swapped = score_reply(DEV[0], reply(r"\[REDACTED\]", *reversed(ORACLE_PATTERNS)))
+        swapped = score_reply(DEV[0], reply(r"\[REDACTED\]", *reversed(gold_patterns(DEV[0]))))
         self.assertEqual(swapped.reward, 1.0)
 
 

@@ -6,11 +6,10 @@ import hashlib
 import hmac
 import unittest
 
-from helpers import OTHER_SECRET, SECRET
+from helpers import OTHER_SECRET, SECRET, gold
 from redaction_pressure import corpus
 from redaction_pressure.episode import build, score_reply
 from redaction_pressure.framing import frame
-from redaction_pressure.oracle import oracle_reply
 from redaction_pressure.splits import (
     PUBLIC_SPLITS,
     PrivateSeedError,
@@ -93,7 +92,7 @@ class PrivateSplitTest(unittest.TestCase):
 
     def test_the_completed_episode_reveals_the_task_seed(self) -> None:
         ref = task_ref("private_eval", 2, ENV)
-        result = score_reply(ref, oracle_reply(), ENV)
+        result = score_reply(ref, gold(ref, ENV), ENV)
         self.assertEqual(result.reward, 1.0)
         info = result.info()
         self.assertEqual(info["task_seed"], private_task_seed(SECRET, 2).hex())
@@ -102,9 +101,9 @@ class PrivateSplitTest(unittest.TestCase):
     def test_scoring_without_the_secret_or_with_another_raises_never_zero(self) -> None:
         ref = task_ref("private_eval", 0, ENV)
         with self.assertRaisesRegex(PrivateSeedError, "is not set"):
-            score_reply(ref, oracle_reply(), {})
+            score_reply(ref, gold(ref, ENV), {})
         with self.assertRaisesRegex(PrivateSeedError, "does not match the commitment this task was built with"):
-            score_reply(ref, oracle_reply(), {"REDACTION_PRESSURE_PRIVATE_SEED": OTHER_SECRET})
+            score_reply(ref, gold(ref, ENV), {"REDACTION_PRESSURE_PRIVATE_SEED": OTHER_SECRET})
 
     def test_private_tasks_differ_from_public_ones_and_by_secret(self) -> None:
         private = corpus.scored(private_task_seed(SECRET, 0))

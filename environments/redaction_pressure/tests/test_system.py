@@ -112,7 +112,9 @@ class CaseFilesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             target = Path(tmp) / "evals" / "holdout" / "private_eval.jsonl"
-            with mock.patch.object(cases, "PRIVATE_FILE", target), mock.patch.object(cases, "ROOT", Path(tmp)):
+            # The gate's interpreter is checked by test_identity_checked; here only the files are.
+            with mock.patch.object(cases, "PRIVATE_FILE", target), mock.patch.object(cases, "ROOT", Path(tmp)), \
+                    mock.patch.object(cases, "interpreter_problem", lambda: None):
                 with mock.patch.dict(os.environ, {"REDACTION_PRESSURE_PRIVATE_SEED": SECRET}):
                     self.assertEqual(cases.main(["--check"]), 2)  # no file yet
                     self.assertEqual(cases.main(["--private"]), 0)

@@ -8,10 +8,9 @@ import unittest
 from unittest import mock
 
 import verifiers.v1 as vf
-from helpers import OTHER_SECRET, SECRET, reply
+from helpers import OTHER_SECRET, SECRET, gold, reply
 from redaction_pressure import RedactionPressureTaskset
 from redaction_pressure.identity import identity
-from redaction_pressure.oracle import oracle_reply
 from redaction_pressure.splits import PrivateSeedError, private_task_seed, public_task_seed, task_ref
 from redaction_pressure.taskset import RedactionConfig, RedactionTask
 from verifiers.v1.graph import MessageNode
@@ -63,7 +62,7 @@ class TasksetTest(unittest.TestCase):
 
     def test_oracle_reply_scores_exactly_one_with_the_identity_repeated(self) -> None:
         task = load(start=5, num_tasks=1)[0]
-        trace = scored(task, oracle_reply())
+        trace = scored(task, gold(task.ref()))
         self.assertEqual(trace.reward, 1.0)
         self.assertEqual({k: (r.score, r.weight) for k, r in trace.rewards.items() if r},
                          {"recall": (1.0, 0.35), "precision": (1.0, 0.35), "clean_gate": (1.0, 0.30)})
@@ -95,7 +94,7 @@ class TasksetTest(unittest.TestCase):
             self.assertNotIn(SECRET, dumped)
             self.assertNotIn(private_task_seed(SECRET, 1).hex(), dumped)
             self.assertEqual(task.key, "private_eval-0001")
-            trace = scored(task, oracle_reply())
+            trace = scored(task, gold(task.ref()))
         self.assertEqual(trace.reward, 1.0)
         self.assertEqual(trace.info["task_seed"], private_task_seed(SECRET, 1).hex())  # revealed at completion
         self.assertEqual(trace.info["environment"]["split"], "private_eval")
@@ -110,7 +109,7 @@ class TasksetTest(unittest.TestCase):
         with mock.patch.dict(os.environ, PRIVATE_ENV):
             task = load(split="private_eval", num_tasks=1)[0]
         with mock.patch.dict(os.environ, {"REDACTION_PRESSURE_PRIVATE_SEED": OTHER_SECRET}):
-            trace = trace_for(task, oracle_reply())
+            trace = trace_for(task, gold(task.ref(), PRIVATE_ENV))
             with self.assertRaises(vf.TaskError) as caught:
                 asyncio.run(task.score(trace))
         self.assertIn("does not match the commitment", str(caught.exception.__cause__ or caught.exception))

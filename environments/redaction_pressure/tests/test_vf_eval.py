@@ -17,7 +17,9 @@ import unittest
 from pathlib import Path
 
 from helpers import ROOT
+from redaction_pressure.episode import build
 from redaction_pressure.oracle import oracle_reply
+from redaction_pressure.splits import public_task_seed, task_ref
 from test_model_adapter import FakeChatServer, completion
 
 VF_EVAL = Path(sys.executable).with_name("vf-eval")
@@ -28,7 +30,13 @@ class VfEvalTest(unittest.TestCase):
         self.assertTrue(VF_EVAL.exists(), f"{VF_EVAL} is not installed (run through `uv run --project ...`)")
         out = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, out)
-        with FakeChatServer([(200, completion(oracle_reply()))]) as server:
+        golds = {build(task_ref("dev", i)).user: oracle_reply(public_task_seed("dev", i)) for i in range(2)}
+
+        def answer(body: dict[str, object]) -> dict[str, object]:  # each task's own gold reply
+            user = next(m["content"] for m in body["messages"] if m["role"] == "user")  # type: ignore[index,union-attr]
+            return completion(golds[user])
+
+        with FakeChatServer([(200, answer)]) as server:
             argv = [
                 str(VF_EVAL), "redaction-pressure", "--env.taskset.split", "dev", "-n", "2", "-m", "fake-model",
                 "--client.base-url", server.base_url, "--client.api-key-var", "FAKE_MODEL_KEY",
