@@ -14,7 +14,7 @@ from oloproof.inert import inert
 EXAMPLES = {
     "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
-    "redaction-pressure": "a Verifiers evaluation environment (its own uv sub-project) gated on its dev split, private holdout",
+    "redaction-pressure": "a Verifiers environment (its own uv sub-project) gated on its dev split, private holdout",
 }
 # Examples that are their own sub-project elsewhere in the repository: redaction-pressure lives at
 # environments/redaction_pressure (the seed's path), with its uv.lock. A wheel ships it as
@@ -27,8 +27,11 @@ FIRST = {
 }
 # Never copied: caches, and lock files (a lock is not evidence). A sub-project keeps its uv.lock
 # (its locked dependencies), never its virtualenv, outputs or holdout set.
-IGNORED = ("__pycache__", "*.pyc", "*.lock", ".locks")
-SUB_PROJECT_IGNORED = ("__pycache__", "*.pyc", "*.lock.lock", "READS.log.lock", ".locks", ".venv", ".uv-tool", "outputs", "evals", ".oloproof")
+IGNORED: tuple[str, ...] = ("__pycache__", "*.pyc", "*.lock", ".locks")
+SUB_PROJECT_IGNORED: tuple[str, ...] = (
+    *("__pycache__", "*.pyc", "READS.log.lock", ".locks"),
+    *(".venv", ".uv-tool", ".hypothesis", "outputs", "evals", ".oloproof"),
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,8 +57,10 @@ def handle(args: argparse.Namespace) -> int:
     target = Path(args.dir or args.example)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
-    source = _sub_project(args.example) if args.example in SUB_PROJECTS else resources.files("oloproof.examples") / args.example
-    ignored = SUB_PROJECT_IGNORED if args.example in SUB_PROJECTS else IGNORED
+    if args.example in SUB_PROJECTS:
+        source, ignored = _sub_project(args.example), SUB_PROJECT_IGNORED
+    else:
+        source, ignored = resources.files("oloproof.examples") / args.example, IGNORED
     with resources.as_file(source) as path:
         shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored))
     console.print(f"copied the {args.example} example to {inert(target)}/")
@@ -73,4 +78,4 @@ def _sub_project(name: str) -> Path:
     for place in (package / top / directory, package.parent / top / directory):
         if (place / "pyproject.toml").is_file():
             return place
-    raise UsageError(f"the {name} example is not installed here (expected {top}/{directory}/ in the oloproof repository)")
+    raise UsageError(f"the {name} example is not installed here (expected {top}/{directory}/ beside oloproof/)")

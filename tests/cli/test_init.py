@@ -12,7 +12,7 @@ from oloproof.cli.main import main
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 ENVIRONMENT_DIR = Path(__file__).resolve().parents[2] / "environments" / "redaction_pressure"
-NOT_SHIPPED = (".venv", ".uv-tool", "outputs", "evals", ".oloproof", "__pycache__")
+NOT_SHIPPED = (".venv", ".uv-tool", ".hypothesis", "outputs", "evals", ".oloproof", "__pycache__")
 
 
 def shipped(name: str) -> set[str]:

@@ -117,7 +117,7 @@ class EveryReplyScoresTest(unittest.TestCase):
                 self.assertEqual(result.reward, 0.0)
                 self.assertEqual([e.code for e in result.errors], ["malformed_json"])
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
     @given(REPLIES)
     def test_property_every_reply_ends_in_a_score(self, text: str) -> None:
         check_scored(self, text)
