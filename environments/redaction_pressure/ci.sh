@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The redaction-pressure sub-project's checks, exactly as its README states them, run from the
-# repository root: the lock is current, the environment installs from it, the tests pass.
+# repository root (or from a copy made by `oloproof init`): the lock is current, the environment installs from it, the tests pass.
 # Installs uv with pip when it is missing (into the active virtualenv, else into a private one
 # under this directory). Exits non-zero when any check fails.
 set -euo pipefail
@@ -23,6 +23,15 @@ fi
 # A virtualenv active for the main package must not be mistaken for the sub-project's own.
 unset VIRTUAL_ENV
 
-uv lock --project environments/redaction_pressure --check
-uv sync --project environments/redaction_pressure --frozen
-uv run --project environments/redaction_pressure python -m unittest discover -s environments/redaction_pressure/tests -v
+if [ "$PWD/environments/redaction_pressure" -ef "$here" ]; then
+  # In the repository: the seed's three commands, verbatim, from the root.
+  uv lock --project environments/redaction_pressure --check
+  uv sync --project environments/redaction_pressure --frozen
+  uv run --project environments/redaction_pressure python -m unittest discover -s environments/redaction_pressure/tests -v
+else
+  # A copy made by `oloproof init --example redaction-pressure`: the same checks, from the copy.
+  cd "$here"
+  uv lock --project . --check
+  uv sync --project . --frozen
+  uv run --project . python -m unittest discover -s tests -v
+fi
