@@ -65,6 +65,7 @@ class RedactionTask(vf.Task[RedactionData]):
 
     @vf.metric(priority=10)
     async def redaction(self, trace: vf.Trace) -> dict[str, float]:
+        _refuse_code_executing_harness(trace)
         result = await asyncio.to_thread(score_reply, self.ref(), trace.last_reply)
         self._check_identity(result)
         trace.info.update(result.info())
@@ -95,6 +96,26 @@ class RedactionTask(vf.Task[RedactionData]):
     @vf.reward(weight=WEIGHTS["clean"], priority=1)
     async def clean_gate(self, trace: vf.Trace) -> float:
         return float(_scores(trace)["clean"])
+
+
+def _refuse_code_executing_harness(trace: vf.Trace) -> None:
+    """A rollout through a harness that executes the model's tool calls (``bash``) is not scored:
+    the model could have read the private secret or rewritten the scorer. The trace errors (no
+    reward) instead. Unpinned (the default) is this package's one-turn chat harness."""
+    harness = trace.agent.config.harness if trace.agent is not None else None
+    if harness is None or harness.id in ("redaction-pressure", "null"):
+        return
+    from verifiers.v1.utils.loaders import harness_class
+
+    try:
+        executes = harness_class(harness.id).EXECUTES_CODE
+    except Exception:  # noqa: BLE001 - an unknown harness is refused like a code-executing one
+        executes = True
+    if executes:
+        raise RuntimeError(
+            f"harness {harness.id!r} executes the model's tool calls; redaction-pressure scores only one-turn chat "
+            "(leave --env.agent.harness.id unset: the taskset's own harness is the default)"
+        )
 
 
 def _scores(trace: vf.Trace) -> dict[str, Any]:

@@ -35,5 +35,29 @@ class SafeDefaultTest(unittest.TestCase):
                 self.assertNotIn(SECRET, config.resolved_env.values())
 
 
+class CodeExecutingHarnessTest(unittest.TestCase):
+    def test_a_trace_from_the_bash_harness_errors_instead_of_scoring(self) -> None:
+        import asyncio
+
+        import verifiers.v1 as vf
+        from helpers import gold
+        from test_taskset import load, trace_for
+
+        task = load(num_tasks=1)[0]
+        for harness, scores in (("bash", False), ("null", True), ("redaction-pressure", True), (None, True)):
+            with self.subTest(harness):
+                trace = trace_for(task, gold(task.ref()))
+                config = vf.AgentConfig() if harness is None else vf.AgentConfig(harness={"id": harness})
+                trace.agent = vf.AgentInfo(config=config)
+                if scores:
+                    asyncio.run(task.score(trace))
+                    self.assertEqual(trace.reward, 1.0)
+                    continue
+                with self.assertRaises(vf.TaskError) as caught:
+                    asyncio.run(task.score(trace))
+                self.assertIn("harness 'bash' executes the model's tool calls", str(caught.exception.__cause__ or caught.exception))
+                self.assertIsNone(trace.rewards.get("recall"))
+
+
 if __name__ == "__main__":
     unittest.main()
