@@ -19,12 +19,20 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, SpecError, Where
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.files import display_path, read_text
+from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
-from oloproof.policy import POLICY, Policy, build_policy
+from oloproof.policy import POLICY, Policy, Rule, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
-from oloproof.seeds.spec import SEEDS, SeedsSpec, check_against_system, load_seeds_file, parse_seeds
+from oloproof.seeds.spec import (
+    SEEDS,
+    SeedsSpec,
+    check_against_baselines,
+    check_against_system,
+    load_seeds_file,
+    parse_seeds,
+)
 from oloproof.system import SYSTEM, SystemSpec, build_system
 from oloproof.testset import TESTSET
 
@@ -140,10 +148,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         data["system"], line=doc.line("system.command"), error=lambda message: doc.error("system.command", message)
     )
     for index, artifact in enumerate(system.artifacts):
-        if not resolve_path(base_dir, artifact).exists():
-            raise doc.error(
-                f"system.artifacts[{index}]", f"{artifact}: no such file or directory (relative to {doc.path})"
-            )
+        if (problem := artifact_problem(base_dir, artifact)) is not None:
+            raise doc.error(f"system.artifacts[{index}]", f"{artifact}: {problem} (relative to {doc.path})")
     holdout = data["holdout"]
     if holdout is not None and holdout["criterion"] is not None:
         require_criterion(
@@ -156,7 +162,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         )
     seeds = _load_seeds(doc, base_dir)
     if seeds is not None:
-        check_seeds(seeds, by_criterion=by_criterion, system=system, base_dir=base_dir)
+        check_seeds(seeds, by_criterion=by_criterion, system=system, base_dir=base_dir, rules=policy.rules)
         rule = seeds.rule
         if rule.id in {policy_rule.id for policy_rule in policy.rules}:
             raise ConfigError(
@@ -192,23 +198,32 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     )
 
 
-def check_seeds(seeds: SeedsSpec, *, by_criterion: dict[str, Evaluator], system: SystemSpec, base_dir: Path) -> None:
+def check_seeds(
+    seeds: SeedsSpec,
+    *,
+    by_criterion: dict[str, Evaluator],
+    system: SystemSpec,
+    base_dir: Path,
+    rules: tuple[Rule, ...] = (),
+) -> None:
     """What a seeds block can only be checked against release.yaml for, before any checkpoint runs:
     its rule's criterion exists and scores one run, a command checkpoint's version is not the gated
-    system's (run by another command), its artifacts exist."""
+    system's (run by another command) nor a regression rule's baseline version (``rules``), its
+    artifacts exist."""
     rule = seeds.rule
     require_criterion(
         by_criterion, rule.criterion, seeds.source, rule.line, f"{rule.key_path}.criterion", single_run=True
     )
     check_against_system(seeds, system_version=system.version, system_command=system.command_text)
+    check_against_baselines(seeds, rules)
     for cp in seeds.checkpoints:
         for index, artifact in enumerate(cp.artifacts):
-            if not resolve_path(base_dir, artifact).exists():
+            if (problem := artifact_problem(base_dir, artifact)) is not None:
                 raise ConfigError(
                     cp.source,
                     cp.line,
                     f"{cp.key_path}.artifacts[{index}]",
-                    f"{artifact}: no such file or directory (relative to the directory of release.yaml)",
+                    f"{artifact}: {problem} (relative to the directory of release.yaml)",
                 )
 
 
@@ -218,7 +233,7 @@ def checkpoint_files(seeds: SeedsSpec, system: SystemSpec, base_dir: Path) -> li
     for cp in seeds.checkpoints:
         if cp.command is not None:
             files += system.files(base_dir, cp.command)
-        files += [resolve_path(base_dir, artifact) for artifact in cp.artifacts]
+        files += [path for artifact in cp.artifacts for path in artifact_paths(base_dir, artifact)]
     return files
 
 

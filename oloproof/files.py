@@ -4,6 +4,7 @@ an interrupt or a second writer can never leave half done."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
@@ -88,15 +89,21 @@ def read_text(file: Path, shown: str) -> str:
         raise ConfigError(shown, line, "", "not valid UTF-8") from None
 
 
-def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs: Iterable[Path] = ()) -> None:
+def check_report_paths(
+    paths: Iterable[str | os.PathLike[str] | None], *, inputs: Iterable[Path] = (), within: Path | None = None
+) -> None:
     """Refuse, before any work, a report path that would destroy something or could not be written.
 
     A report is never written over an input of the command (release.yaml, the policy, the test
     set, the holdout, the training file, a labels or seeds file, the system's files), into
-    ``.oloproof/`` (the evidence: runs, holdout outcome records, the register, locks), over
-    something that is not a regular file (a directory, a FIFO, a device: as root, replacing
-    ``/dev/null`` replaces the device node), or twice by one command. Its directory is created
-    now, so that a verdict is never computed and then lost.
+    ``.oloproof/`` (the evidence: runs, holdout outcome records, the register, locks), to a
+    directory, a block device or a socket, or twice by one command. A path is judged by what it
+    points to: a symlink by its target (``/dev/stdout`` by the pipe or terminal behind it), so a
+    link to an input or into ``.oloproof/`` is refused like the file itself. A character device or
+    a FIFO is accepted: ``write_report`` writes into it, never replaces it. A symlink to a file is
+    followed only within the link's own directory (a checkout's ``report.json -> ~/.bashrc`` is
+    refused), and with ``within`` (the action's workspace) no report lands outside that directory.
+    The directory of a new file is created now, so that a verdict is never computed and then lost.
     """
     protected: dict[tuple[int, int], Path] = {}
     resolved_inputs: dict[Path, Path] = {}
@@ -105,17 +112,42 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
             resolved_inputs[Path(os.path.realpath(item))] = Path(item)
             found = os.stat(item)
             protected[(found.st_dev, found.st_ino)] = Path(item)
-    seen: dict[Path, str] = {}
+    seen: dict[object, str] = {}
     for path in paths:
         if path is None:
             continue
         shown = os.fspath(path)
         if "\0" in str(shown):
             raise UsageError(f"{shown!r}: a path cannot contain a NUL byte")
+        info: os.stat_result | None
+        try:
+            info = os.stat(path)  # follows every link, /proc's magic ones (/dev/stdout) included
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            raise UsageError(f"{shown}: cannot check it ({exc.strerror or exc})") from None
         target = Path(os.path.realpath(path))
-        if target in seen:
-            raise UsageError(f"{shown}: named for two reports ({seen[target]} and {shown}); give each its own file")
-        seen[target] = shown
+        streamed = info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode))
+        key: object = (info.st_dev, info.st_ino) if info is not None else target
+        if key in seen and not (info is not None and _is_devnull(info)):
+            raise UsageError(f"{shown}: named for two reports ({seen[key]} and {shown}); give each its own file")
+        seen[key] = shown
+        if info is not None and not (stat.S_ISREG(info.st_mode) or streamed):
+            raise UsageError(f"{shown}: is {_kind(info.st_mode)}; give a file name for the report")
+        pipe_or_null = info is not None and (stat.S_ISFIFO(info.st_mode) or _is_devnull(info))
+        if os.path.islink(path) and not pipe_or_null:  # /dev/stderr -> /dev/pts/3 stays inside /dev
+            home = Path(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+            if target != home and home not in target.parents:
+                raise UsageError(
+                    f"{shown}: is a symlink to {target}, outside its own directory; a report follows a link only "
+                    "within it (name the target itself to write there)"
+                )
+        if streamed:
+            continue  # written into, never replaced; not an input, nothing under .oloproof/ is a device
+        if within is not None:
+            root = Path(os.path.realpath(within))
+            if target != root and root not in target.parents:
+                raise UsageError(f"{shown}: resolves to {target}, outside {within}; reports are written inside it")
         if target in resolved_inputs:
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"
@@ -125,16 +157,7 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
                 f"{shown}: is inside {STORE_DIR}/, where oloproof keeps its evidence (runs, holdout records, the "
                 "register); write reports elsewhere"
             )
-        info: os.stat_result | None
-        try:
-            info = os.stat(target)
-        except FileNotFoundError:
-            info = None
-        except OSError as exc:
-            raise UsageError(f"{shown}: cannot check it ({exc.strerror or exc})") from None
         if info is not None:
-            if not stat.S_ISREG(info.st_mode):
-                raise UsageError(f"{shown}: is {_kind(info.st_mode)}; give a file name for the report")
             same = protected.get((info.st_dev, info.st_ino))
             if same is not None:
                 raise UsageError(f"{shown}: is an input of this command ({same}); a report never replaces an input")
@@ -142,6 +165,81 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"{shown}: cannot create its directory ({exc.strerror or exc})") from None
+
+
+def _is_devnull(info: os.stat_result) -> bool:
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
+
+
+def same_file_as_fd(path: str | os.PathLike[str], fd: int) -> bool:
+    """Whether ``path`` names the open file ``fd`` (``/dev/stdout`` or ``/proc/self/fd/1`` for 1)."""
+    try:
+        named, open_file = os.stat(path), os.fstat(fd)
+    except (OSError, ValueError):
+        return False
+    return (named.st_dev, named.st_ino) == (open_file.st_dev, open_file.st_ino)
+
+
+def same_file_as_path(path: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one existing file (through any links), or resolve to one new path."""
+    try:
+        one, two = os.stat(path), os.stat(other)
+    except FileNotFoundError:
+        return os.path.realpath(path) == os.path.realpath(other)
+    except (OSError, ValueError):
+        return False
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
+
+
+def write_report(path: str | os.PathLike[str], data: bytes, *, append: bool = False) -> None:
+    """Write a report where ``path`` points, never replacing the path itself.
+
+    A regular file (or a new one) is replaced atomically; when ``path`` is a symlink, its target is
+    (the link stays a link). ``append``: added to the end of the file instead (GitHub's step
+    summary, which the runner reads after the step). A character device, a FIFO or a pipe
+    (``/dev/stdout`` in a pipeline, ``/dev/null``) is written into directly; a FIFO nobody reads is
+    an error at once, not a wait. Anything else (a directory, a socket) is refused. Raises
+    ``OSError`` (with ``UsageError`` for the refusals).
+    """
+    shown = os.fspath(path)
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise UsageError(f"{shown}: is a FIFO (named pipe) that nothing is reading") from None
+            raise
+        try:
+            os.set_blocking(fd, True)
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        return
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{shown}: is {_kind(info.st_mode)}; give a file name for the report")
+    target = Path(os.path.realpath(path))
+    if append:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        return
+    atomic_write_bytes(target, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def display_path(file: Path) -> str:

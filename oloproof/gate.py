@@ -27,8 +27,8 @@ from oloproof.metamorphic.variants import VariantProvider
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
-from oloproof.run import execute, find_reusable, system_fingerprint
-from oloproof.runstore import RunRecord, RunStore
+from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
+from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
@@ -56,10 +56,12 @@ def run_gate(
     on_batch: Callable[[int, int], None] | None = None,
     store: RunStore | None = None,
     reports_before: tuple[CheckReport, ...] = (),
+    fresh: bool = False,
 ) -> GateResult:
-    """Gate ``release``. ``store``: the runs to use (the action passes one that admits only what a
+    """Gate ``release``. ``store``: the runs to use (the action passes one pinned to what a
     pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
-    join the prechecks (a blocking one blocks every rule)."""
+    join the prechecks (a blocking one blocks every rule); ``fresh``: run the released system (and
+    its transformed copies) again, while baselines and seed checkpoints may still be reused."""
     testset = load_dev_testset(release)
     store = store if store is not None else RunStore(release.base_dir)
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet, rerun=rerun, on_batch=on_batch)
@@ -104,10 +106,18 @@ def run_gate(
         )
         return result(rules, decided=False)
 
-    baselines = _resolve_baselines(release, store)  # before any run: a wrong ref costs nothing
+    baselines = _resolve_baselines(release, store, testset)  # before any run: a wrong ref costs nothing
     record, outputs, reused, run_notes = _obtain_run(
-        release, testset, store, run_ref=run_ref, rerun=rerun, on_batch=on_batch
+        release, testset, store, run_ref=run_ref, rerun=rerun or fresh, on_batch=on_batch
     )
+    if reused:
+        run_notes = (*run_notes, *reuse_notes(record))
+    elif fresh and run_ref is None:
+        run_notes = (
+            *run_notes,
+            f"the system was run fresh: no stored run of version '{release.system.version}' stands in for it here "
+            "(stored runs are reused only as baselines and seed checkpoints)",
+        )
     if record.imported:
         run_notes = (
             *run_notes,
@@ -119,7 +129,13 @@ def run_gate(
     variants = None
     if release.metamorphic is not None:
         variants = VariantProvider(
-            release, testset, store, version=record.version, rerun=rerun, on_batch=on_batch, imported=record.imported
+            release,
+            testset,
+            store,
+            version=record.version,
+            rerun=rerun or (fresh and not record.imported),  # imported outputs: their copies are imported too
+            on_batch=on_batch,
+            imported=record.imported,
         )
     eval_ctx = EvalContext(
         testset=testset,
@@ -186,7 +202,7 @@ def _obtain_run(
     together run the system once and the second reuses the first's run.
     """
     if run_ref is not None:
-        record = store.resolve(run_ref)
+        record = store.resolve(run_ref, scope=RefScope.of(testset))
         if record.testset_digest != testset.digest:
             raise UsageError(
                 f"run {record.run_id} (version {record.version}) was made on test set {record.testset_digest[:19]}…, "
@@ -195,7 +211,7 @@ def _obtain_run(
         return record, store.outputs(record), True, ()
     system = release.system
     with store.lock(f"{system.version}\0{testset.digest}"):
-        current = system_fingerprint(release) if system.command is not None else None
+        current = system_fingerprint(release) if system.command is not None else None  # each file read once
         found, notes = (
             (None, ())
             if rerun
@@ -217,14 +233,16 @@ def _obtain_run(
                 f"`oloproof run --outputs FILE --version {system.version}`"
             )
         _preflight(release, testset)
-        record, outputs = execute(release, testset, store, on_batch=on_batch)
+        record, outputs = execute(release, testset, store, on_batch=on_batch, files=current)
         return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
 
 
 def _refused_notes(store: RunStore, limit: int = 3) -> tuple[str, ...]:
-    """Stored runs that are never used (edited, unsealed, or not admitted), said once each."""
+    """Stored runs that are never used (edited, unsealed, or not on the pinned list), and runs read
+    from the pin instead of the working tree (in a pull request), said once each."""
+    swapped = tuple(f"run {run_id} is {how}" for run_id, how in sorted(store.substituted.items())[:limit])
     items = sorted(store.refused.items())
-    notes = tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
+    notes = swapped + tuple(f"run {run_id} is not used: {why}" for run_id, why in items[:limit])
     more = (
         (f"and {len(items) - limit} more stored run(s) are not used (see `oloproof runs`)",)
         if len(items) > limit
@@ -243,13 +261,13 @@ def _preflight(release: Release, testset: TestSet) -> None:
             evaluator.evaluate(ctx)
 
 
-def _resolve_baselines(release: Release, store: RunStore) -> dict[str, RunRecord]:
+def _resolve_baselines(release: Release, store: RunStore, testset: TestSet) -> dict[str, RunRecord]:
     baselines: dict[str, RunRecord] = {}
     for rule in release.policy.rules:
         if rule.baseline is None:
             continue
         try:
-            baselines[rule.id] = store.resolve(rule.baseline)
+            baselines[rule.id] = store.resolve(rule.baseline, scope=RefScope.of(testset))
         except StoreError as exc:
             raise ConfigError(rule.source, rule.line, f"{rule.key_path}.baseline", str(exc)) from None
     return baselines
@@ -302,9 +320,10 @@ def _decide_regression(
 
 
 def limitations_for(release: Release) -> tuple[str, ...]:
+    found = LIMITATIONS + ((UNDECLARED_FILES,) if release.system.command is not None else ())
     if release.metamorphic is None:
-        return LIMITATIONS
-    return LIMITATIONS + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
+        return found
+    return found + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:

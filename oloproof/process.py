@@ -74,14 +74,15 @@ _PRIVATE_NAMES = frozenset(
 )
 
 
+def is_private(name: str) -> bool:
+    """Whether an environment variable is the gate's own, never a system's (see ``_PRIVATE_NAMES``)."""
+    return name.upper() in _PRIVATE_NAMES or name.upper().startswith(_PRIVATE_PREFIXES)
+
+
 def system_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a system command runs with: the gate's, minus what is private to it."""
     source = os.environ if environ is None else environ
-    return {
-        name: value
-        for name, value in source.items()
-        if name not in _PRIVATE_NAMES and not name.upper().startswith(_PRIVATE_PREFIXES)
-    }
+    return {name: value for name, value in source.items() if not is_private(name)}
 
 
 def command_argv(command: str | Sequence[str]) -> list[str]:

@@ -26,8 +26,10 @@ def execute(
     on_batch: Callable[[int, int], None] | None = None,
     command: str | None = None,
     version: str | None = None,
+    files: Fingerprint | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     """Run the declared system command (or ``command`` as ``version``) on ``testset`` and store the run.
+    ``files``: the system's fingerprint when the caller has just taken it (each file is read once).
 
     The run is stored even when it failed: a failed run is evidence too.
     """
@@ -47,7 +49,7 @@ def execute(
     else:
         argv = system.command
     requests = [{"id": case.id, **case.inputs} for case in testset.cases]  # never `expected`
-    files = system_fingerprint(release, command=command)
+    files = files if files is not None else system_fingerprint(release, command=command)
     started_at, created_ns = utc_now(), time.time_ns()
     try:
         collected = run_batches(
@@ -194,6 +196,32 @@ def why_not_reused(record: RunRecord, *, command: str | None, current: Fingerpri
     if record.fingerprint.digest != current.digest:
         return f"run {record.run_id} was made with other system files ({record.fingerprint.changes(current)} since)"
     return None
+
+
+def reuse_notes(record: RunRecord) -> tuple[str, ...]:
+    """What a reused run's fingerprint covered, said with every reused run: the files (shortened),
+    and — when they are only code (scripts, the interpreter) — that a model the command loads
+    without naming it is invisible to it, and how to fix that."""
+    if record.fingerprint is None:
+        return ()
+    fp = record.fingerprint
+    count = f"{len(fp.files)} file{'s' if len(fp.files) != 1 else ''}"
+    shown = ", ".join(fp.covered())
+    if not fp.code_only:
+        return (f"run {record.run_id} was reused: its fingerprint covers {count}: {shown}",)
+    return (
+        f"run {record.run_id} was reused: its fingerprint covers only code ({count}: {shown}): a model or data file "
+        "the system reads without naming it (a default path, a download) is not in it and may have changed since "
+        "that run: declare the model in `system.artifacts` (or run again with `--rerun`)",
+    )
+
+
+UNDECLARED_FILES = (
+    "Files the system reads that neither its command line names nor system.artifacts declares (a model loaded from "
+    "a default path, weights downloaded at run time, an installed package) are not in the run's fingerprint: a "
+    "stored run is reused after they change unless the system is run fresh (`--rerun`; in the action, the default "
+    "`reuse: baseline-only`)."
+)
 
 
 def find_reusable(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oloproof.fingerprint import artifact_paths
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
 
 SYSTEM = Obj(
@@ -29,8 +30,9 @@ SYSTEM = Obj(
         "batch_size": Prop(Scalar("int", minimum=1), default=1000, doc="Cases per call of the command."),
         "artifacts": Prop(
             Seq(Scalar("str", nonempty=True)),
-            doc="Files and directories the system runs with (weights, prompts, code), besides those its command "
-            "names: part of every run's fingerprint, so a run is never reused after one of them changed.",
+            doc="Files, directories and globs (`envs/**/*.py`) the system runs with (weights, prompts, code, an "
+            "environment package), besides those its command names: part of every run's fingerprint, so a run is "
+            "never reused after one of them changed. Symbolic links are followed.",
         ),
     },
     doc="The system under test.",
@@ -53,14 +55,15 @@ class SystemSpec:
         return " ".join(self.command)
 
     def files(self, base_dir: Path, command: str | Sequence[str] | None = None) -> tuple[Path, ...]:
-        """What the system's fingerprint covers: the declared artifacts, and every existing file or
-        directory that the command line (``command``, else ``system.command``) names — as an
-        argument or as the value of ``--option=value`` — relative to release.yaml or absolute.
+        """What the system's fingerprint covers: the declared artifacts (a glob by what it matches
+        now), and every existing file or directory that the command line (``command``, else
+        ``system.command``) names — as an argument or as the value of ``--option=value`` —
+        relative to release.yaml or absolute.
         The project directory itself and the directories above it are never included (they hold
         the run store, which changes with every run)."""
         found: dict[Path, None] = {}
         for artifact in self.artifacts:
-            found[_resolve(base_dir, artifact)] = None
+            found.update(dict.fromkeys(artifact_paths(base_dir, artifact)))
         line = self.command if command is None else command
         if line is not None:
             try:

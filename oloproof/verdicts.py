@@ -68,6 +68,10 @@ REASONS: dict[str, str] = {
     "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
     "duplicate_seeds": "checkpoints that answered every case identically count as one seed (a copy is no second seed)",
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
+    "seed_failed": (
+        "a checkpoint's run failed (non-zero exit, crash, timeout): a failed seed, every case of it counted as a "
+        "failure for the lower bound and a pass for the upper"
+    ),
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
     "holdout_log_moved": (

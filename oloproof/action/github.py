@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oloproof.process import system_environment
+
 # Events whose payload carries ``pull_request`` (with ``head.sha``): GITHUB_SHA is not the PR's head.
 PULL_REQUEST_EVENTS = frozenset(
     {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
@@ -220,6 +222,11 @@ def _dig(data: Mapping[str, Any], *keys: str) -> Any:
 # ---------------------------------------------------------------- file commands
 
 
+def step_summary_file(environ: Mapping[str, str]) -> str | None:
+    """The job summary file of this step (``GITHUB_STEP_SUMMARY``), which reports append to."""
+    return environ.get("GITHUB_STEP_SUMMARY") or None
+
+
 def write_outputs(env: ActionEnv, values: Mapping[str, str]) -> None:
     """Append step outputs to ``GITHUB_OUTPUT`` (multi-line values get a random delimiter)."""
     if env.output is None:
@@ -258,7 +265,7 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     if not env.in_actions or git is None:
         return False
     target = str(env.workspace)
-    child_env = dict(environ)
+    child_env = system_environment(environ)  # git never sees the token
     try:
         listed = subprocess.run(
             [git, "config", "--global", "--get-all", "safe.directory"],

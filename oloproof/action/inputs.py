@@ -30,7 +30,12 @@ INPUTS: dict[str, str] = {
     "check-name": "oloproof",
     "json-report": "oloproof-report.json",
     "outputs": "",
+    "reuse": "baseline-only",
 }
+# ``reuse``: which stored runs may stand in for running a command. The released system is run
+# fresh by default, so a model its fingerprint cannot see (one loaded from a default path) is
+# never judged on an old run; ``all`` reuses its stored run too when the fingerprint matches.
+REUSE = ("baseline-only", "all")
 MAX_REASON = 500
 
 
@@ -57,6 +62,7 @@ class Inputs:
     check_name: str
     json_report: Path | None  # absolute, inside the workspace
     outputs: Path | None
+    reuse: str = "baseline-only"  # one of REUSE
 
 
 def input_env_name(name: str) -> str:
@@ -113,6 +119,17 @@ def parse_bool(name: str, text: str) -> bool:
     raise ValueError(f"{name}: expected true or false, got '{text}'")
 
 
+def parse_reuse(text: str) -> str:
+    value = text.strip().lower()
+    if value not in REUSE:
+        raise ValueError(
+            f"reuse: unknown value '{text.strip()}'{did_you_mean(value, REUSE)}; choose baseline-only (run the "
+            "released system fresh, reuse only baseline and seed-checkpoint runs) or all (reuse any stored run "
+            "whose fingerprint matches)"
+        )
+    return value
+
+
 def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
     if not relative.strip():
         raise ValueError(f"{name} is empty")
@@ -147,6 +164,7 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     config = attempt(lambda: _inside(workspace, base, values["config"], "config"))
     fail_on = attempt(lambda: parse_fail_on(values["fail-on"]))
     read_holdout = attempt(lambda: parse_bool("read-holdout", values["read-holdout"]))
+    reuse = attempt(lambda: parse_reuse(values["reuse"]))
     reason = " ".join(values["holdout-reason"].split())
     if len(reason) > MAX_REASON:
         problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
@@ -174,6 +192,7 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     if problems:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
+    assert reuse is not None
     return Inputs(
         config=os.path.relpath(config, workdir),
         working_directory=workdir,
@@ -184,6 +203,7 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         check_name=check_name,
         json_report=json_report,
         outputs=outputs,
+        reuse=reuse,
     )
 
 

@@ -138,7 +138,8 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     release = load_release(inputs.config)
     if inputs.json_report is not None:  # never over an input: refused before any work (exit 2)
         report = inputs.json_report
-        check_report_paths([report, report.with_suffix(".md")], inputs=release.input_files(session.environ))
+        protected = release.input_files(session.environ)
+        check_report_paths([report, report.with_suffix(".md")], inputs=protected, within=session.env.workspace)
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     store = RunStore(release.base_dir)
@@ -146,12 +147,13 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     base_sha = pull_request_base(env)
     if base_sha is not None:  # a pull request: trust what its base branch holds, nothing it adds
         trust = base_trust(release, base_sha)
-        store.admit = trust.admit(store)
+        store.pinned = trust.pinned_runs(release.base_dir)
         before = (trust_report(release, trust),)
     run_ref = None
     if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere
         run_ref = _import_outputs(session, release, inputs.outputs, store)
-    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before)
+    fresh = inputs.reuse == "baseline-only"  # the released system runs now; baselines and seeds may be reused
+    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before, fresh=fresh)
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.

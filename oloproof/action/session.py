@@ -20,7 +20,7 @@ from typing import TextIO
 from oloproof.action.checks_api import PUBLISH_DEADLINE_S
 from oloproof.action.github import ActionEnv
 from oloproof.action.inputs import input_env_name
-from oloproof.files import atomic_write_text
+from oloproof.files import write_report
 from oloproof.report import annotations as ann
 
 MASK_MIN = 4  # shorter pieces of a malformed token are not masked: masking one letter garbles the whole log
@@ -91,7 +91,7 @@ class Session:
         return resolved.relative_to(workspace).as_posix() or "."
 
     def write(self, path: Path, text: str) -> None:
-        atomic_write_text(path, text)
+        write_report(path, text.encode("utf-8"))  # a symlink's target, never the link itself
         self.written.append(path)
 
 

@@ -5,9 +5,9 @@ a failed run edited to "ok", a baseline that never existed, a shortened READS.lo
 hand edits, but anyone can compute a seal. So in a pull request the action trusts only what the
 pull request's *base* commit already holds, byte for byte:
 
-- a stored run is used (reused, as a baseline, as a seed checkpoint) only when its ``run.json`` is
-  identical to the one at the base commit (its outputs are then checked against the digest in it);
-  the runs a pull request adds never stand in for running the declared system;
+- refs and reuse count the base commit's runs only, each read as the base commit holds it: a run
+  the pull request deletes, edits or replaces is read from the base commit (so deleting the newest
+  run of a baseline's version changes nothing), and the runs a pull request adds are never used;
 - every holdout log and the repository's holdout register must extend their version at the base
   commit (a rewritten or shortened one is BLOCKED);
 - a leakage record the pull request adds or changes is an attestation by its author (the training
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from oloproof.files import STORE_DIR
 from oloproof.holdout.registry import register_path, repository_root
 from oloproof.holdout.verify import verify
 from oloproof.result import CheckReport
-from oloproof.runstore import RunRecord, RunStore
+from oloproof.runstore import PinnedRuns
 from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
 
@@ -45,30 +44,25 @@ class BaseTrust:
 
     base_sha: str
     available: bool  # the base commit could be read
-    runs: dict[str, str] = field(default_factory=dict)  # run id -> git blob id of its run.json at the base
+    # run id -> file name (run.json, outputs.jsonl) -> git blob id of it at the base
+    run_files: dict[str, dict[str, str]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
     object_format: str = "sha1"  # the repository's hash for object ids (sha1, or sha256)
 
-    def admit(self, store: RunStore) -> Callable[[RunRecord], str | None]:
-        """A ``RunStore.admit``: a run is usable only when the base commit holds it unchanged."""
-
-        def admitted(record: RunRecord) -> str | None:
-            if not self.available:
-                return (
-                    f"the pull request's base commit {self.base_sha[:12]} cannot be read, so no stored run is trusted"
-                )
-            base_blob = self.runs.get(record.run_id)
-            if base_blob is None:
-                return "added by this pull request (only runs on the base branch are trusted in a pull request)"
-            try:
-                current = _blob_id((store.runs_dir / record.run_id / "run.json").read_bytes(), self.object_format)
-            except OSError:
-                return "its run.json cannot be read"
-            if current != base_blob:
-                return "changed by this pull request (its run.json differs from the base branch's)"
-            return None
-
-        return admitted
+    def pinned_runs(self, root: Path) -> PinnedRuns:
+        """The base commit's runs, for a ``RunStore`` in a pull request: refs resolve over them
+        alone, each read as the base holds it (a run the pull request deletes or edits is read
+        from the base commit), and a run the pull request adds is never used."""
+        return PinnedRuns(
+            where=f"the base branch ({self.base_sha[:12]})",
+            files=self.run_files,
+            content_id=lambda data: _blob_id(data, self.object_format),
+            read=lambda blob: git_bytes(root, "cat-file", "blob", blob, timeout_s=FETCH_TIMEOUT_S),
+            added="added by this pull request (only runs on the base branch are trusted in a pull request)",
+            unavailable=None
+            if self.available
+            else f"the pull request's base commit {self.base_sha[:12]} cannot be read, so no stored run is trusted",
+        )
 
 
 def pull_request_base(env: ActionEnv) -> str | None:
@@ -93,20 +87,26 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
                 "and could not be fetched: use actions/checkout with fetch-depth: 0 (or give the job contents: read)",
             ),
         )
-    runs_dir = root / STORE_DIR / "runs"
-    prefix = _repo_path(root, runs_dir)
-    listing = git_bytes(root, "ls-tree", "-r", "-z", base_sha, "--", prefix + "/") or b""
-    runs: dict[str, str] = {}
+    # The runs' place in the base commit's tree, named without following a symlink the pull
+    # request may have put at .oloproof/ or .oloproof/runs (the base's runs are where the base has them).
+    project = _repo_path(root, root)
+    prefix = f"{STORE_DIR}/runs" if project == "." else f"{project}/{STORE_DIR}/runs"
+    listing = git_bytes(root, "ls-tree", "-r", "-z", "--full-tree", base_sha, "--", prefix + "/") or b""
+    run_files: dict[str, dict[str, str]] = {}
     for item in listing.split(b"\0"):
         if not item:
             continue
         meta, _, name = item.partition(b"\t")
         parts = meta.split()
         path = name.decode("utf-8", "replace")
-        if len(parts) == 3 and parts[1] == b"blob" and path.endswith("/run.json"):
-            runs[path.rsplit("/", 2)[-2]] = parts[2].decode()
+        if not path.startswith(prefix + "/"):
+            continue
+        run_id, _, file = path[len(prefix) + 1 :].partition("/")
+        if len(parts) == 3 and parts[1] == b"blob" and file in ("run.json", "outputs.jsonl"):
+            run_files.setdefault(run_id, {})[file] = parts[2].decode()
+    run_files = {run_id: files for run_id, files in run_files.items() if "run.json" in files}
     object_format = git_output(root, "rev-parse", "--show-object-format") or "sha1"
-    return BaseTrust(base_sha=base_sha, available=True, runs=runs, object_format=object_format)
+    return BaseTrust(base_sha=base_sha, available=True, run_files=run_files, object_format=object_format)
 
 
 def append_only_problems(release: Release, trust: BaseTrust) -> list[str]:

@@ -57,33 +57,78 @@ def console(stderr: bool = False) -> Console:
 
     stream = sys.stderr if stderr else sys.stdout
     if stream is None:  # started with the stream closed
-        return _Console(file=io.StringIO(), quiet=True, markup=False)
+        return _Console(file=io.StringIO(), quiet=True, markup=False, emoji=False)
     # Logs and pipes get a wide, stable layout instead of rich's 80-column default, and lines are
     # never wrapped there: a wrap is a newline rich inserts, which would let text from a file (a case
     # id "::error::…") begin a line of a CI log, where a line that begins "::" is a workflow command.
     tty = stream.isatty()
     width = None if tty else int(os.environ.get("COLUMNS", "140") or 140)
-    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False, emoji=False)
 
 
 def silence_stdout() -> None:
     """Point stdout at /dev/null: a reader that went away must not turn into an error later."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, (_reports_stdout or sys.stdout).fileno())
     except (OSError, ValueError, AttributeError):
         pass
 
 
+STDOUT = "-"  # a report path meaning standard output, for every report flag
+_reports_stdout: Any = None  # the real stdout while people's output is moved to stderr
+
+
 def check_outputs(*paths: str | None, release: Release | None = None, inputs: Iterable[str | Path | None] = ()) -> None:
     """Refuse, before any work or read is spent, a report path that would replace an input of the
-    command (everything ``release`` reads, and ``inputs``), is not a regular file (a directory, a
-    FIFO, a device), is named twice, or cannot be created (``files.check_report_paths``)."""
+    command (everything ``release`` reads, and ``inputs``), is a directory, a block device or a
+    socket, is named twice, or cannot be created (``files.check_report_paths``).
+
+    A report sent to standard output (``-``, or a path that is this process's stdout, such as
+    ``/dev/stdout``) gets stdout to itself: what the command says to people moves to stderr, so
+    ``oloproof gate --json - | jq`` reads one JSON document.
+    """
+    from oloproof.errors import UsageError  # lazy: start-up
     from oloproof.files import check_report_paths  # lazy: start-up
 
     protected = [] if release is None else release.input_files()
     protected += [Path(item) for item in inputs if item is not None]
-    check_report_paths(paths, inputs=protected)
+    to_stdout = [path for path in paths if path is not None and _is_stdout(path)]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"{to_stdout[1]}: named for two reports ({to_stdout[0]} and {to_stdout[1]} are both standard output); "
+            "give each its own file"
+        )
+    check_report_paths([path for path in paths if path != STDOUT], inputs=protected)
+    if to_stdout:
+        people_to_stderr()
+
+
+def _is_stdout(path: str) -> bool:
+    from oloproof.files import same_file_as_fd  # lazy: start-up
+
+    if path == STDOUT:
+        return True
+    stream = _reports_stdout or sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return same_file_as_fd(path, fd)
+
+
+def people_to_stderr() -> None:
+    """Send what is printed for people to stderr until ``restore_stdout``; reports keep stdout."""
+    global _reports_stdout
+    if _reports_stdout is None:
+        _reports_stdout = sys.stdout
+        sys.stdout = sys.stderr
+
+
+def restore_stdout() -> None:
+    global _reports_stdout
+    if _reports_stdout is not None:
+        sys.stdout, _reports_stdout = _reports_stdout, None
 
 
 def write_file(path: str, text: str) -> None:
@@ -95,13 +140,63 @@ def write_json(path: str, data: Any) -> None:
 
 
 def write_bytes(path: str, data: bytes) -> None:
+    """Write a report: ``-`` (or this process's own stdout) to standard output; anything else where
+    it points (``files.write_report``): a symlink's target, a device or a pipe written into, a
+    regular file replaced atomically, except GitHub's job summary, which is appended to."""
     from oloproof.errors import UsageError  # lazy: start-up
-    from oloproof.files import atomic_write_bytes  # lazy: start-up
+    from oloproof.files import write_report  # lazy: start-up
 
+    if _is_stdout(path):
+        _to_stdout(data)
+        return
     try:
-        atomic_write_bytes(Path(path), data)
+        write_report(Path(path), data, append=_is_step_summary(path))
     except OSError as exc:
         raise UsageError(f"{path}: cannot write it ({exc.strerror or exc})") from None
+
+
+def _inert_report(data: bytes) -> bytes:
+    """A report for stdout, which may be a CI log: no ``##[`` anywhere and no line starting (after
+    blanks) with ``::``, written with the format's own escapes so the document means the same.
+    JSON (``{``, ``[``) can hold either only inside a string, where ``\\u0023`` is ``#``; XML, HTML
+    and Markdown take ``&#35;`` and ``&#58;``."""
+    json_like = data.lstrip()[:1] in (b"{", b"[")
+    hash_sign, colon = (b"\\u0023", b"\\u003a") if json_like else (b"&#35;", b"&#58;")
+    data = data.replace(b"##[", hash_sign + b"#[")
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines):
+        body = line.lstrip()
+        if body.startswith(b"::"):
+            lines[number] = line[: len(line) - len(body)] + colon + body[1:]
+    return b"\n".join(lines)
+
+
+def _to_stdout(data: bytes) -> None:
+    stream = _reports_stdout or sys.stdout
+    if stream is None:
+        return
+    data = _inert_report(data)
+    try:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            stream.write(data.decode("utf-8"))
+            stream.flush()
+    except BrokenPipeError:  # the reader went away: the exit code still carries the verdict
+        silence_stdout()
+
+
+def _is_step_summary(path: str) -> bool:
+    """Whether ``path`` is GitHub's job summary for this step, which is appended to (GitHub's
+    contract: earlier content of the step's summary is kept). Any other file is replaced."""
+    from oloproof.action.github import step_summary_file  # lazy: start-up
+    from oloproof.files import same_file_as_path  # lazy: start-up
+
+    summary = step_summary_file(os.environ)
+    return summary is not None and same_file_as_path(path, summary)
 
 
 class BatchProgress:

@@ -9,6 +9,7 @@ modules import heavy libraries lazily so ``oloproof --help`` starts fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -16,10 +17,10 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from oloproof import __version__
-from oloproof.cli.common import silence_stdout
+from oloproof.cli.common import restore_stdout, silence_stdout
 from oloproof.errors import ExitCode, OloproofError
 from oloproof.exits import run_guarded, where_raised
-from oloproof.inert import inert
+from oloproof.inert import SafeLines, inert
 
 
 def _commands() -> list[ModuleType]:
@@ -61,7 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
-    return run_guarded(lambda: int(args.handler(args)), _Stderr())
+    streams = sys.stdout, sys.stderr
+    # Every line printed for people passes ``safe_line``: none can act as a workflow command in CI.
+    sys.stdout, sys.stderr = (stream if stream is None else SafeLines(stream) for stream in streams)
+    try:
+        return run_guarded(lambda: int(args.handler(args)), _Stderr())
+    finally:
+        restore_stdout()  # a report sent to stdout moved people's output to stderr for this command
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                if stream is not None:
+                    stream.flush()
+        sys.stdout, sys.stderr = streams
 
 
 class _Stderr:

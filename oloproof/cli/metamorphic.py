@@ -270,12 +270,11 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_cases(args: argparse.Namespace) -> int:
-    from oloproof.files import atomic_write_bytes  # lazy: start-up
     from oloproof.jsonl import dumps_line  # lazy: start-up
 
     _, variant = _variant(args, writes=(args.output,))
     data = b"".join(dumps_line({"id": case.id, **case.inputs}) for case in variant.testset.cases)
-    atomic_write_bytes(Path(args.output), data)
+    common.write_bytes(args.output, data)
     print(inert(f"wrote {args.output}: {len(variant.applicable)} transformed case(s) ({variant.testset.digest[:19]}…)"))
     return 0
 

@@ -10,7 +10,9 @@ from oloproof.inert import inert
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "runs", help="list recorded runs", description="List recorded runs (oldest first) with their latest~N refs."
+        "runs",
+        help="list recorded runs",
+        description="List recorded runs (oldest first) with their latest~N refs (counted on the current test set).",
     )
     common.add_config(parser)
     parser.add_argument("ref", nargs="?", help="show only the run this ref names")
@@ -21,23 +23,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     from rich.table import Table  # lazy: start-up
 
+    from oloproof.errors import OloproofError  # lazy: start-up
+    from oloproof.gate import load_dev_testset  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
-    from oloproof.runstore import RunStore  # lazy: start-up
+    from oloproof.runstore import RefScope, RunStore, resolve_ref  # lazy: start-up
 
     release = common.load(args)
     common.check_outputs(args.json, release=release)
     store = RunStore(release.base_dir)
-    from oloproof.runstore import resolve_ref  # lazy: start-up
-
+    try:  # refs count the runs on the current test set; without one readable, every run
+        scope: RefScope | None = RefScope.of(load_dev_testset(release))
+    except OloproofError:
+        scope = None
     every = [record for record in store.records() if record.kind == "system"]
-    records = [resolve_ref(args.ref, every)] if args.ref else every
-    back_of = {record.run_id: len(every) - 1 - position for position, record in enumerate(every)}
+    records = [resolve_ref(args.ref, every, refused=store.refused, scope=scope)] if args.ref else every
+    on_set = [record for record in every if scope is None or record.testset_digest == scope.testset_digest]
+    back_of = {record.run_id: len(on_set) - 1 - position for position, record in enumerate(on_set)}
     table = Table(header_style="bold")
     for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
         table.add_column(column)
     for record in records:
-        back = back_of[record.run_id]
-        ref = "latest" if back == 0 else f"latest~{back}"
+        back = back_of.get(record.run_id)
+        ref = "(other set)" if back is None else "latest" if back == 0 else f"latest~{back}"
         table.add_row(
             ref,
             inert(record.run_id),

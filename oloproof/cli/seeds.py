@@ -53,7 +53,13 @@ def handle(args: argparse.Namespace) -> int:
     release = common.load(args)
     if args.seeds_file:
         spec = load_seeds_file(Path(args.seeds_file), args.seeds_file)
-        check_seeds(spec, by_criterion=release.criteria(), system=release.system, base_dir=release.base_dir)
+        check_seeds(
+            spec,
+            by_criterion=release.criteria(),
+            system=release.system,
+            base_dir=release.base_dir,
+            rules=release.policy.rules,
+        )
     elif release.seeds is not None:
         spec = release.seeds
     else:

@@ -22,7 +22,7 @@ from oloproof.decide import INVALIDATING, side_of
 from oloproof.errors import UsageError
 from oloproof.identity import checker_identity
 from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
-from oloproof.runstore import resolve_ref
+from oloproof.runstore import RefScope, resolve_ref
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def compare_runs(
         raise UsageError("--max-drop and --min-gain ask two different questions; give one")
     name = paired_criterion(release, criterion, what="compare")
     records = [record for record in store.records() if record.kind == "system"]  # one scan of the store
-    old, new = (resolve_ref(ref, records, refused=store.refused) for ref in (old_ref, new_ref))
+    scope = RefScope.of(testset)  # refs count the runs on this dev set
+    old, new = (resolve_ref(ref, records, refused=store.refused, scope=scope) for ref in (old_ref, new_ref))
     if old.run_id == new.run_id:
         raise UsageError(f"'{old_ref}' and '{new_ref}' are the same run ({old.run_id}): compare two runs")
     if old.testset_digest != new.testset_digest:

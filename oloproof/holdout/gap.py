@@ -23,7 +23,7 @@ from oloproof.holdout.composition import Composition, composition
 from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.identity import checker_identity
 from oloproof.pairs import Pairing, interval_json, pair, paired_criterion, run_outcomes
-from oloproof.runstore import resolve_ref
+from oloproof.runstore import RefScope, resolve_ref
 from oloproof.stats.gap import mover_difference
 from oloproof.verdicts import Verdict
 
@@ -231,7 +231,10 @@ def gap(
     criterion = paired_criterion(release, spec.criterion, what="gap")
     current_ref = current_ref or f"version:{release.system.version}"
     dev_runs = [record for record in store.records() if record.kind == "system"]  # one scan of the store
-    baseline, current = (resolve_ref(ref, dev_runs, refused=store.refused) for ref in (baseline_ref, current_ref))
+    scope = RefScope.of(testset)  # refs count the runs on this dev set
+    baseline, current = (
+        resolve_ref(ref, dev_runs, refused=store.refused, scope=scope) for ref in (baseline_ref, current_ref)
+    )
     if baseline.version == current.version:
         raise UsageError(
             f"'{baseline_ref}' and '{current_ref}' are both version {baseline.version}: the gap compares the week-0 "

@@ -71,6 +71,13 @@ def to_json(result: GateResult) -> dict[str, Any]:
             "imported_from": run.imported_from,
             "imported": run.imported,
             "fingerprint": None if run.fingerprint is None else run.fingerprint.to_json(),
+            "fingerprint_covers": None
+            if run.fingerprint is None
+            else {
+                "count": len(run.fingerprint.files),
+                "shown": list(run.fingerprint.covered()),
+                "code_only": run.fingerprint.code_only,
+            },
             "stderr_tail": run.stderr_tail,
             "checker": run.checker,
             "checker_changed": run.checker != result.checker.to_json(),

@@ -80,7 +80,7 @@ def build(result: SeedsResult) -> Group:
 
 
 def render(result: SeedsResult, *, width: int = 140) -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False)
     console.print(build(result))
     return console.export_text()
 

@@ -163,7 +163,7 @@ def cannot_tell(items: tuple[str, ...]) -> Text:
 
 
 def render(result: GateResult, *, width: int = 120) -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False)
     console.print(build(result))
     return console.export_text()
 

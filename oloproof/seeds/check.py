@@ -4,8 +4,9 @@ k checkpoints trained with k seeds each have a run on the same test set. Their p
 outcomes form an n × k matrix; the recipe's pass rate (a new seed on a new case) gets the
 crossed cases × seeds interval of STATISTICS.md §3, which is approximate: without
 ``allow_approximate_methods: true`` the answer is MANUAL_REVIEW. Fewer than three seeds are
-INSUFFICIENT_EVIDENCE (``too_few_seeds``); a failed seed is kept, its unanswered cases counting
-as failures for the lower bound and passes for the upper.
+INSUFFICIENT_EVIDENCE (``too_few_seeds``); a failed seed (its run failed: the command exited
+non-zero, crashed or timed out, whatever it answered) is kept, every case counting as a failure
+for the lower bound and a pass for the upper.
 
 From the policy it reads only the confidence, that permission and the judge thresholds. It does
 not read ``leakage: required``: the released checkpoint is gated on its own run.
@@ -127,7 +128,7 @@ def gather_checkpoints(
     on_start: Callable[[Checkpoint], None] | None = None,
 ) -> tuple[Checkpoint, ...]:
     """Every checkpoint's run: refs resolved first, then each command checkpoint run or reused."""
-    resolved = resolve_refs(spec, store, testset)
+    resolved = resolve_refs(spec, release, store, testset)
     return run_pending(spec, release, testset, store, resolved, rerun=rerun, on_batch=on_batch, on_start=on_start)
 
 
@@ -180,12 +181,24 @@ def decide_recipe(
         assert cp.run is not None
         ctx = EvalContext(testset=testset, outputs=store.outputs(cp.run), base_dir=release.base_dir, policy=policy)
         outcomes.append(evaluator.evaluate(ctx))
-    matrix = np.column_stack([outcome.values for outcome in outcomes])
+    matrix = np.column_stack([outcome.values for outcome in outcomes]).astype(float)
+    # A checkpoint whose run failed (its command exited non-zero, crashed or timed out) is a failed
+    # seed, however many cases it answered: none of its outputs is its answer, so every case counts
+    # as a failure for the lower bound and a pass for the upper.
+    failed = [cp for cp in usable if cp.run is not None and cp.run.status == "failed"]
+    for index, cp in enumerate(usable):
+        if cp in failed:
+            matrix[:, index] = np.nan
     # One seed, however many names: the recipe is decided on distinct checkpoints (each is still shown).
-    twins = identical_columns([cp.name for cp in usable], matrix)
+    # Failed seeds are each a failure of their own, never copies of each other.
+    twins = identical_columns(
+        [cp.name for cp in usable if cp not in failed], matrix[:, [cp not in failed for cp in usable]]
+    )
     repeated = {name for group in twins for name in group[1:]}
     distinct = matrix[:, [index for index, cp in enumerate(usable) if cp.name not in repeated]]
     reasons: list[str] = ["duplicate_seeds"] if twins else []
+    if failed:
+        reasons.append("seed_failed")
     for outcome in outcomes:
         reasons.extend(code for code in outcome.reasons if code not in reasons)
     if any(outcome.kind != "binary" for outcome in outcomes):
@@ -203,6 +216,20 @@ def decide_recipe(
             **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
+    if np.isnan(matrix).all():  # every run failed or answered nothing: no pass rate to estimate
+        result = RuleResult(
+            verdict=Verdict.INSUFFICIENT_EVIDENCE,
+            reasons=tuple(dict.fromkeys((*reasons, "missing_outputs"))),
+            interval=None,
+            passes=None,
+            missing=int(matrix.size),
+            resolution=None,
+            sentence=f"recipe {spec.recipe}: no checkpoint has a usable output (failed: "
+            f"{', '.join(cp.name for cp in failed) or 'none'}), so there is no pass rate to estimate.",
+            details={"k": len(usable), "recipe": spec.recipe, "failed_checkpoints": [cp.name for cp in failed]},
+            **common,  # type: ignore[arg-type]
+        )
+        return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
     decided = recipe
     if twins:
@@ -216,13 +243,12 @@ def decide_recipe(
             "two names?); they count as one seed.",
             details={**result.details, "identical_outputs": [list(names) for names in twins]},
         )
-    failed = [cp for cp in usable if cp.run is not None and cp.run.status == "failed"]
     if failed:
         what = ", ".join(f"{cp.name} ({cp.run.failure})" for cp in failed if cp.run is not None)
         result = replace(
             result,
-            sentence=f"{result.sentence} The run of {what} failed: its unanswered cases count as failures for the "
-            "lower bound and passes for the upper.",
+            sentence=f"{result.sentence} The run of {what} failed: a failed seed, none of its outputs is used; each "
+            "case counts as a failure for the lower bound and a pass for the upper.",
             details={**result.details, "failed_checkpoints": [cp.name for cp in failed]},
         )
     return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=recipe, matrix=matrix)
@@ -323,7 +349,7 @@ class SeedsCheck(GateCheck):
         # Refs are resolved now, before the gate makes its own run: `latest~4 ... latest` must
         # name the seed runs, never the run this gate is about to add. Command checkpoints run
         # only once nothing blocks the gate (rule_results).
-        self._checkpoints = resolve_refs(spec, ctx.store, ctx.testset)
+        self._checkpoints = resolve_refs(spec, ctx.release, ctx.store, ctx.testset)
         return CheckReport(
             name="seeds",
             title="Recipe across seeds",

@@ -10,7 +10,8 @@ happen under the same lock per (version, test set) as the gate's, so two command
 together run a checkpoint once.
 
 Refs are resolved before any command runs, so a checkpoint run made now can never shift a
-``latest~N`` ref onto itself.
+``latest~N`` ref onto itself; and ``latest~N`` never counts the runs gates and command
+checkpoints add (``ref_scope``), so it names the same runs on the next gate too.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError, StoreError, UsageError
-from oloproof.run import execute, find_reusable, system_fingerprint
-from oloproof.runstore import RunRecord, RunStore, resolve_ref
+from oloproof.run import execute, find_reusable, reuse_notes, system_fingerprint
+from oloproof.runstore import RefScope, RunRecord, RunStore, resolve_ref
+from oloproof.seeds.spec import baseline_clash
 
 if TYPE_CHECKING:
     from oloproof.config import Release
+    from oloproof.policy import Rule
     from oloproof.seeds.spec import CheckpointSpec, SeedsSpec
     from oloproof.testset import TestSet
 
@@ -40,28 +43,67 @@ class Checkpoint:
     notes: tuple[str, ...] = ()  # why a stored run was not reused
 
 
-def resolve_refs(spec: SeedsSpec, store: RunStore, testset: TestSet) -> tuple[Checkpoint, ...]:
-    """Every ref checkpoint's run (command checkpoints stay ``pending``). A test set with groups,
-    a ref'd run on another test set, or two checkpoints of one version are usage errors (exit 2),
-    found before any checkpoint runs."""
+def ref_scope(spec: SeedsSpec, release: Release, testset: TestSet) -> RefScope:
+    """What a checkpoint's ref counts: the runs on this test set, and for ``latest~N`` not the runs
+    that gates and this block make themselves — of release.yaml's ``system.version`` (every gate
+    adds one) and of the block's command checkpoints — so ``latest~4 … latest`` names the same
+    five runs on every gate and every ``oloproof seeds``."""
+    skip = {release.system.version: "the released system, whose runs gates add"}
+    for cp in spec.checkpoints:
+        if cp.command is not None and cp.version is not None:
+            skip.setdefault(cp.version, f"run by checkpoint {cp.name}'s command")
+    return RefScope.of(testset, skip=tuple(skip.items()))
+
+
+def baseline_versions(release: Release, store: RunStore, testset: TestSet) -> dict[str, Rule]:
+    """The version each regression rule's baseline names (resolved as the gate resolves it; a
+    baseline that does not resolve is the gate's error to report)."""
+    found: dict[str, Rule] = {}
+    for rule in release.policy.rules:
+        if rule.baseline is None:
+            continue
+        try:
+            found.setdefault(store.resolve(rule.baseline, scope=RefScope.of(testset)).version, rule)
+        except StoreError:
+            continue
+    return found
+
+
+def resolve_refs(spec: SeedsSpec, release: Release, store: RunStore, testset: TestSet) -> tuple[Checkpoint, ...]:
+    """Every ref checkpoint's run (command checkpoints stay ``pending``), counted as ``ref_scope``
+    says. A test set with groups, a ref'd run on another test set, or two checkpoints of one version
+    are usage errors (exit 2); a checkpoint of a regression baseline's version is a config error at
+    its line (exit 2): all found before any checkpoint runs."""
     if testset.has_groups:
         raise UsageError(
             f"seeds: {testset.path} declares groups; the crossed cases × seeds interval assumes independent cases, "
             "so a grouped test set cannot judge a recipe"
         )
     records = [record for record in store.records() if record.kind == "system"]
+    scope = ref_scope(spec, release, testset)
+    baselines = baseline_versions(release, store, testset)
     out: list[Checkpoint] = []
     for cp in spec.checkpoints:
         if cp.ref is None:
+            assert cp.version is not None
+            if cp.version in baselines:
+                raise ConfigError(cp.source, cp.line, cp.key_path, baseline_clash(cp.version, baselines[cp.version]))
             out.append(
                 Checkpoint(name=cp.name, ref=cp.declared, run=None, problem=None, origin="pending", command=cp.command)
             )
             continue
         try:
-            record = resolve_ref(cp.ref, records, refused=store.refused)
+            record = resolve_ref(cp.ref, records, refused=store.refused, scope=scope)
         except StoreError as exc:
             out.append(Checkpoint(name=cp.name, ref=cp.ref, run=None, problem=str(exc)))
             continue
+        if record.version in baselines:
+            raise ConfigError(
+                cp.source,
+                cp.line,
+                cp.key_path,
+                f"{cp.ref} is run {record.run_id}: {baseline_clash(record.version, baselines[record.version])}",
+            )
         out.append(Checkpoint(name=cp.name, ref=cp.ref, run=record, problem=None))
     _check_together(out, spec, testset)
     return tuple(out)
@@ -129,10 +171,18 @@ def _obtain(
         )
         if found is not None:
             return Checkpoint(
-                name=cp.name, ref=cp.declared, run=found, problem=None, origin="reused", command=cp.command
+                name=cp.name,
+                ref=cp.declared,
+                run=found,
+                problem=None,
+                origin="reused",
+                command=cp.command,
+                notes=reuse_notes(found),  # what its fingerprint covered (a code-only one is called out)
             )
         try:
-            record, _ = execute(as_run, testset, store, command=cp.command, version=cp.version, on_batch=on_batch)
+            record, _ = execute(
+                as_run, testset, store, command=cp.command, version=cp.version, on_batch=on_batch, files=current
+            )
         except UsageError as exc:  # the command cannot be started: a mistake in the seeds file
             raise ConfigError(
                 cp.source, cp.line, f"{cp.key_path}.command", str(exc).removeprefix("--command: ")

@@ -187,3 +187,40 @@ def check_against_system(spec: SeedsSpec, *, system_version: str, system_command
                 f"version '{cp.version}' is system.version in release.yaml, run by another command; give the "
                 "checkpoint a version of its own",
             )
+
+
+def version_named(ref: str) -> str | None:
+    """The version a ``version:NAME`` or ``version:NAME~N`` ref names, else None."""
+    text = ref.strip()
+    if not text.startswith("version:"):
+        return None
+    name = text[len("version:") :]
+    head, tilde, back = name.rpartition("~")
+    return head if tilde and back.isdigit() and head else name
+
+
+def baseline_label(rule: Rule) -> str:
+    where = f"{rule.source}:{rule.line}" if rule.line is not None else rule.source
+    return f"the baseline of rule {rule.id} ({where}: {rule.key_path}.baseline: {rule.baseline})"
+
+
+def check_against_baselines(spec: SeedsSpec, rules: tuple[Rule, ...]) -> None:
+    """A checkpoint may not be the version a regression rule's ``baseline: version:NAME`` names: a
+    command checkpoint's run would become the baseline (and the baseline run a seed). Refused at the
+    checkpoint's line; a baseline named otherwise (a run id, ``latest~N``) is checked once resolved."""
+    for rule in rules:
+        name = version_named(rule.baseline) if rule.baseline is not None else None
+        if name is None:
+            continue
+        for cp in spec.checkpoints:
+            version = cp.version if cp.ref is None else version_named(cp.ref)
+            if version == name:
+                raise ConfigError(cp.source, cp.line, cp.key_path, baseline_clash(version, rule))
+
+
+def baseline_clash(version: str, rule: Rule) -> str:
+    return (
+        f"version '{version}' is {baseline_label(rule)}: a seed checkpoint may not be the regression baseline's "
+        "version (a seed's run would stand in for the baseline, or the baseline for a seed); give the checkpoint "
+        "a version of its own"
+    )

@@ -276,3 +276,54 @@ def test_every_declared_check_runs_in_the_container(
     [request] = fake_github.requests
     assert request.body["conclusion"] == "neutral"
     assert_owned_by_runner(workspace)
+
+
+def test_every_subcommand_runs_inside_the_image(client: Any, image: Any, tmp_path: Path) -> None:
+    """tests/install/smoke.py, as for the wheel: the image ships every package and its digest is this tree's."""
+    from oloproof.identity import checker_identity
+
+    smoke = REPO / "tests" / "install" / "smoke.py"
+    container = client.containers.run(
+        image.id, detach=True, entrypoint=["/opt/oloproof/bin/python", "/smoke/smoke.py", "/opt/oloproof/bin", "/tmp/work"],
+        working_dir="/tmp", network_mode="none",
+        volumes={str(smoke): {"bind": "/smoke/smoke.py", "mode": "ro"}},
+    )
+    try:
+        code = container.wait(timeout=900)["StatusCode"]
+        logs = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    finally:
+        container.remove(force=True)
+    assert code == 0, logs
+    assert "FAIL" not in logs.split("{")[0] and logs.count("ok   [") >= 20, logs
+    identity = json.loads(logs.strip().splitlines()[-1])
+    assert identity["file"] == "/opt/oloproof/lib/python3.11/site-packages/oloproof/__init__.py"
+    assert identity["source_digest"] == checker_identity().source_digest
+
+
+def test_the_system_in_the_container_cannot_reach_the_token(client: Any, image: Any, tmp_path: Path) -> None:
+    """Issue 16 point 8, measured where it matters: the system runs as root in the action's
+    container and searches its environment, its parent's environ, cmdline, open files and memory."""
+    from tests.action.test_token_reach import SNOOP
+    from tests.conftest import Project, labelled_cases
+
+    token = "ghs_containertoken0123456789"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "snoop.py").write_text(SNOOP)
+    Project(workspace).write(
+        cases=labelled_cases(20, 20),
+        rules="  - {id: accurate, criterion: correct, min: 0.5}",
+        command=json.dumps(["python", "snoop.py", token, "found.json"]),
+    )
+    run = run_action(
+        client, image, tmp_path, workspace,
+        {"github-token": token, "fail-on": "FAIL", "json-report": "oloproof-report.json"},
+    )
+    assert run.code == 0, run.logs
+    found = json.loads((workspace / "found.json").read_text())
+    private = [name for name in found["own_env"] if name.startswith(("INPUT_", "ACTIONS_")) or name in {
+        "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE", "GITHUB_TOKEN"}]
+    assert private == []
+    assert found["token_in"] == [], found
+    assert "mem" not in found["readable"], found  # no CAP_SYS_PTRACE in a container, and the action is non-dumpable
+    assert run.outputs["verdict"] == "PASS" and "PASS" in run.summary

@@ -288,7 +288,7 @@ def test_output_text_is_wrapped_in_stop_commands(action: ActionRun) -> None:
     # A rule id is repository text that the terminal report prints at the start of a line.
     action.project.write(cases=labelled_cases(100, 50), rules="  - {id: '::add-mask::x', criterion: correct, min: 0.8}")
     result = action(**{"github-token": ""})
-    assert "\n::add-mask::x: correct is 0.500" in result.stdout  # printed ...
+    assert "\n\\x3a:add-mask::x: correct is 0.500" in result.stdout  # printed, a leading '::' escaped ...
     assert not any(line.startswith("::add-mask::") for line in result.commands)  # ... but never acted on
     [error] = result.annotations("error")
     assert "title=oloproof%3A rule %3A%3Aadd-mask%3A%3Ax is FAIL" in error

@@ -87,7 +87,7 @@ def report(action: ActionRun) -> dict[str, Any]:
 def test_a_run_the_base_branch_holds_is_reused_in_a_pull_request(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
     base = base_branch(action, monkeypatch)
     stored = run_dir(action.workspace).name
-    result = pull_request(action, base)(**{"github-token": "", "fail-on": "none"})
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     assert result.code == 0, result.stdout
     data = report(action)
     assert data["run"]["run_id"] == stored and data["run"]["reused"] is True
@@ -101,7 +101,7 @@ def test_a_forged_run_added_by_a_pull_request_is_never_reused(action: ActionRun,
     # would decide (which is why a pull request must not be trusted with .oloproof/).
     assert cli(["gate", "--json", str(action.tmp / "local.json")]) == 0
     assert json.loads((action.tmp / "local.json").read_text())["run"]["run_id"] == forged.name
-    result = pull_request(action, base)(**{"github-token": "", "fail-on": "none"})
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     data = report(action)
     assert result.code == 0 and data["rules"][0]["estimate"] == 0.85, result.stdout  # not the forged 100 of 100
     assert data["run"]["run_id"] != forged.name
@@ -121,10 +121,13 @@ def test_a_failed_run_edited_to_ok_in_a_pull_request_is_not_reused(action: Actio
     meta.pop("digest", None)
     meta["status"], meta["failure"] = "ok", None  # the pull request "repairs" it
     (original / "run.json").write_text(json.dumps(seal(meta)))
-    pull_request(action, base)(**{"github-token": "", "fail-on": "none"})
+    pull_request(action, base)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     data = report(action)
     assert data["run"]["run_id"] != original.name and data["run"]["reused"] is False
-    assert any(f"run {original.name} is not used: changed by this pull request" in note for note in data["run_notes"])
+    # the base branch's copy (failed) is what counts, so it is not reused either
+    assert f"run {original.name} is changed by this pull request: the copy on the base branch ({base[:12]}) is used" in (
+        data["run_notes"]
+    )
 
 
 def test_a_shortened_holdout_log_in_a_pull_request_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,7 +182,7 @@ def test_without_its_base_commit_a_pull_request_trusts_no_stored_run(
 ) -> None:
     base_branch(action, monkeypatch)
     stored = run_dir(action.workspace).name
-    result = pull_request(action, "0" * 40)(**{"github-token": "", "fail-on": "none"})
+    result = pull_request(action, "0" * 40)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     data = report(action)
     assert data["run"]["run_id"] != stored and data["run"]["reused"] is False
     [check] = [item for item in data["checks"] if item["name"] == "pull-request"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -41,9 +42,9 @@ def test_a_baseline_that_is_the_gated_version_decides_nothing(project: Project) 
 def test_an_unknown_baseline_is_a_config_error_before_any_run(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     project.write(cases=labelled_cases(10, 10), rules="  - {id: no_regression, criterion: correct, baseline: 'version:v0', max_drop: 0.05}")
     assert project.cli("gate") == ExitCode.USAGE
-    assert capsys.readouterr().err.strip().endswith(
-        "release.yaml:12: policy.rules[0].baseline: ref 'version:v0': no run of version 'v0'"
-    )
+    err = capsys.readouterr().err.strip()
+    assert "release.yaml:12: policy.rules[0].baseline: ref 'version:v0': no run of version 'v0' on " in err
+    assert re.search(r"data/test\.jsonl \(sha256:[0-9a-f]{12}…\)$", err), err
     assert RunStore(project.root).records() == []
 
 

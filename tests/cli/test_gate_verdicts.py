@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from oloproof.errors import ExitCode
+from oloproof.runstore import RunStore
 from tests.conftest import Project, labelled_cases, report
 
 
@@ -201,5 +202,11 @@ def test_regression_guard_on_another_test_set_is_insufficient(project: Project) 
     project.write(cases=labelled_cases(31, 31), rules=guard)
     _import(project, "new", 31, 31)
     out = project.root / "g.json"
+    # version:old counts the runs on this test set: there is none, and the error says where its run is
+    assert project.cli("gate", "--run", "version:new", "--json", str(out)) == ExitCode.USAGE
+    assert not out.exists()
+    # a run id names its run wherever it was made: then the paired comparison is impossible
+    old = RunStore(project.root).records()[0].run_id
+    project.write(rules=guard.replace("version:old", old))
     assert project.cli("gate", "--run", "version:new", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
     assert json.loads(out.read_text())["rules"][0]["reasons"] == ["baseline_mismatch"]

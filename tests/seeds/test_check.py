@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from oloproof.errors import ExitCode
+from oloproof.runstore import RunStore
 from tests.conftest import Project, labelled_cases
 
 POLICY_APPROX = "confidence: 0.95\nallow_approximate_methods: true\nrules:\n  - {id: r, criterion: correct, min: 0.5}\n"
@@ -101,7 +102,15 @@ def test_same_version_twice_and_other_test_sets_are_rejected(project: Project, c
     assert project.cli("seeds", str(path)) == ExitCode.USAGE
     assert "checkpoints a and b are both version 's1': each checkpoint must map to its own system version" in capsys.readouterr().err
     seeds_file(project, ["s1", "s2", "s3"])
+    ids = [record.run_id for record in RunStore(project.root).records()]
     project.write(cases=labelled_cases(301, 301))  # the test set changed since the seed runs
+    # version:NAME counts the runs on this test set: the seeds are missing here, and it says where they are
+    assert project.cli("seeds", str(path)) == ExitCode.INSUFFICIENT_EVIDENCE
+    out = capsys.readouterr().out
+    assert "seed_runs_missing" in out or "no run for s1" in out
+    assert "its 1 run(s) were made on other test sets" in " ".join(out.split())
+    # a run id names its run wherever it was made, and a run on another set is refused
+    path.write_text(f"recipe: r\ncheckpoints: {{a: {ids[0]}, b: {ids[1]}, c: {ids[2]}}}\nrule: {{id: x, criterion: correct, min: 0.5}}\n")
     assert project.cli("seeds", str(path)) == ExitCode.USAGE
     assert "every checkpoint must run the same test set" in capsys.readouterr().err
 
