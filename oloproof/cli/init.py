@@ -14,11 +14,24 @@ from oloproof.inert import inert
 EXAMPLES = {
     "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
+    "redaction-pressure": "a Verifiers environment (its own uv sub-project) gated on its dev split, private holdout",
 }
+# Examples that are their own sub-project elsewhere in the repository: redaction-pressure lives at
+# environments/redaction_pressure (the seed's path), with its uv.lock. A wheel ships it as
+# oloproof/environments/ (pyproject's package-data); a source checkout has it beside oloproof/.
+SUB_PROJECTS = {"redaction-pressure": ("environments", "redaction_pressure")}
 # What to run first in each copy: the example's main job (its README's first command).
-FIRST = {"model-validation": "oloproof leakage check --training data/training.jsonl --record && oloproof gate"}
-# Never copied: caches, and lock files (a lock is not evidence).
-IGNORED = ("__pycache__", "*.pyc", "*.lock", ".locks")
+FIRST = {
+    "model-validation": "oloproof leakage check --training data/training.jsonl --record && oloproof gate",
+    "redaction-pressure": "uv sync --frozen && oloproof gate",
+}
+# Never copied: caches, and lock files (a lock is not evidence). A sub-project keeps its uv.lock
+# (its locked dependencies), never its virtualenv, outputs or holdout set.
+IGNORED: tuple[str, ...] = ("__pycache__", "*.pyc", "*.lock", ".locks")
+SUB_PROJECT_IGNORED: tuple[str, ...] = (
+    *("__pycache__", "*.pyc", "READS.log.lock", ".locks"),
+    *(".venv", ".uv-tool", ".hypothesis", "outputs", "evals", ".oloproof"),
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,9 +57,25 @@ def handle(args: argparse.Namespace) -> int:
     target = Path(args.dir or args.example)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
-    source = resources.files("oloproof.examples") / args.example
+    if args.example in SUB_PROJECTS:
+        source, ignored = _sub_project(args.example), SUB_PROJECT_IGNORED
+    else:
+        source, ignored = resources.files("oloproof.examples") / args.example, IGNORED
     with resources.as_file(source) as path:
-        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
+        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored))
     console.print(f"copied the {args.example} example to {inert(target)}/")
     console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
     return 0
+
+
+def _sub_project(name: str) -> Path:
+    """Where a sub-project example is: inside the installed package (a wheel), else beside it
+    (a source checkout or an editable install)."""
+    from oloproof.errors import UsageError  # lazy: start-up
+
+    top, directory = SUB_PROJECTS[name]
+    package = Path(str(resources.files("oloproof")))
+    for place in (package / top / directory, package.parent / top / directory):
+        if (place / "pyproject.toml").is_file():
+            return place
+    raise UsageError(f"the {name} example is not installed here (expected {top}/{directory}/ beside oloproof/)")

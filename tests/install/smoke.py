@@ -43,6 +43,8 @@ STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("ph", ("gap", "--baseline", "version:extract-v1"), 0),
     ("ph", ("holdout", "status"), 0),
     ("ph", ("holdout", "size", "--delta", "0.03333"), 0),
+    (".", ("init", "--example", "redaction-pressure", "rp"), 0),  # the sub-project, from oloproof/environments/
+    ("rp", ("gate",), 1),  # the baseline rule-writer: FAIL (its README shows the table)
     (".", ("schema", "release", "-o", "release.schema.json"), 0),
     (".", ("schema", "policy"), 0),
     (".", ("gate", "--config", "missing.yaml"), 2),
