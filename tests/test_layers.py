@@ -37,7 +37,7 @@ MAX_LINES = 500
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (
         "oloproof", "oloproof.errors", "oloproof.schema", "oloproof.files", "oloproof.jsonl", "oloproof.identity",
-        "oloproof.verdicts", "oloproof.stats.*", "oloproof.process", "oloproof.exits", "oloproof.vcs", "oloproof.inert",
+        "oloproof.verdicts", "oloproof.stats.*", "oloproof.process", "oloproof.exits", "oloproof.vcs", "oloproof.inert", "oloproof.store",
         "oloproof.fingerprint",
     )),
     ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec")),

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
 from oloproof.holdout.log import LogState, ReadFields, Witness
 from oloproof.holdout.records import OutcomeRecord, case_keys, load_outcome_records, relative, strata_vector
-from oloproof.holdout.registry import REGISTER, load_register, relative_to_root, repository_root
+from oloproof.holdout.registry import load_register, register_shown, relative_to_root, repository_root
 from oloproof.holdout.verify import verify
 from oloproof.pairs import as_outcomes
+from oloproof.store import shown as store_shown
 
 if TYPE_CHECKING:
     from oloproof.config import Release
-
-REGISTER_SHOWN = f".oloproof/{REGISTER}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +92,8 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
     if unregistered:
         notes.append(
             f"read(s) {', '.join(map(str, sorted(unregistered)))} of {spec.log} are not in the holdout register "
-            f"({REGISTER_SHOWN}), which `oloproof holdout run` writes before every read: they were not made by it here "
+            f"({register_shown()}), which `oloproof holdout run` writes before every read: they were not made by it "
+            "here "
             "(or the register was not committed); their outcomes are not used"
         )
     for entry in state.reads:
@@ -133,8 +133,9 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         )
     if unrecorded:
         notes.append(
-            f"read(s) {', '.join(map(str, unrecorded))} have no outcome record under .oloproof/holdout/: they "
-            "cannot be paired (commit .oloproof/holdout/ with the log)"
+            f"read(s) {', '.join(map(str, unrecorded))} have no outcome record under "
+            f"{store_shown('holdout_records')}/: "
+            f"they cannot be paired (commit {store_shown('holdout_records')}/ with the log)"
         )
     return History(
         log=spec.log,
