@@ -42,6 +42,8 @@ class Reading:
     strata: tuple[str | None, ...] | None  # None: not recorded and not recoverable here
     checker: Mapping[str, str] | None  # the identity that made the read (from its record)
     run_status: str | None  # of the system during the read (from its record)
+    source: str | None = None  # what was scored: system.command | command | outputs (None: not recorded)
+    command_sha256: str | None = None  # the digest of the command that made the read (records.command_digest)
 
     @property
     def scored(self) -> bool:
@@ -129,6 +131,8 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
                 else (record.strata if record.strata is not None else recovered.get(record.set_digest)),
                 checker=None if record is None else dict(record.data.get("checker") or {}),
                 run_status=None if record is None else str((record.data.get("run") or {}).get("status")),
+                source=None if record is None else _text((record.data.get("run") or {}).get("source")),
+                command_sha256=None if record is None else _text((record.data.get("run") or {}).get("command_sha256")),
             )
         )
     if unrecorded:
@@ -144,6 +148,10 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         readings=tuple(readings),
         notes=tuple(notes),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def unregistered_reads(release: Release, state: LogState) -> list[int]:

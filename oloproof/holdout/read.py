@@ -32,7 +32,7 @@ from oloproof.evaluators.base import EvalContext
 from oloproof.holdout.budget import BudgetStatus, OtherReads, budget_for, budget_status, other_reads, refusal
 from oloproof.holdout.cases import cases_path, holdout_spec, load_holdout, open_log, withheld
 from oloproof.holdout.log import MAX_REASON, LogState, ReadEntry, ReadFields, entry_json, short
-from oloproof.holdout.records import case_keys, relative, write_outcome_record
+from oloproof.holdout.records import case_keys, command_digest, relative, write_outcome_record
 from oloproof.holdout.registry import load_register, record_read, register_lock, repository_root
 from oloproof.policy import Rule
 from oloproof.run import execute, import_outputs
@@ -252,6 +252,10 @@ def read_holdout(
         score = scorer.score(answers, record, budget=budget)
         entry = started.finish(score.fields)
         run = {
+            # what made the read: `oloproof gap` takes as the current version's reading only one made
+            # by system.command (not imported outputs, not another --command)
+            "source": "outputs" if outputs is not None else ("command" if command is not None else "system.command"),
+            "command_sha256": None if outputs is not None else _command_digest(command, release),
             "status": record.status,
             "failure": record.failure,
             "imported_from": record.imported_from,
@@ -293,6 +297,11 @@ def read_holdout(
         notes=notes,
         unscored=record.failure is not None or score.fields.answered == 0,
     )
+
+
+def _command_digest(command: str | None, release: Release) -> str | None:
+    used = command if command is not None else release.system.command
+    return None if used is None else command_digest(used)
 
 
 def _refused(release: Release, state: LogState, why: tuple[tuple[str, ...], str], others: OtherReads) -> HoldoutRead:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,13 @@ class OutcomeRecord:
     outcomes: tuple[float | None, ...]
     strata: tuple[str | None, ...] | None  # each case's stratum, same order (None: not recorded)
     data: dict[str, Any]  # the whole record (run status, checker identity, config digest, …)
+
+
+def command_digest(command: str | Sequence[str]) -> str:
+    """The digest of a command line as declared (a string, or a list of arguments), as outcome
+    records keep it: which command made a read, without storing the command's text."""
+    value: str | list[str] = command if isinstance(command, str) else list(command)
+    return "sha256:" + hashlib.sha256(orjson.dumps(value)).hexdigest()
 
 
 def records_dir(base_dir: Path) -> Path:
