@@ -207,7 +207,7 @@ def merge(root: Path, message: str) -> str:
 
 def spend_budget(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> str:
     """A base branch whose holdout budget (2) is spent by its two reads."""
-    base = base_branch(action, monkeypatch, holdout=True)
+    base_branch(action, monkeypatch, holdout=True)
     root = action.workspace
     text = (root / "release.yaml").read_text()
     (root / "release.yaml").write_text(text.replace("budget: 20", "budget: 2"))

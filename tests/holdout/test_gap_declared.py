@@ -61,7 +61,7 @@ def test_a_read_by_the_declared_command_is_taken_and_a_later_import_does_not_rep
     outputs = project.root / "made-elsewhere.jsonl"
     write_cases(outputs, [{"id": case["id"], "label": 1} for case in holdout_cases()])
     assert read(project, "week 4", "--outputs", str(outputs), "--version", "v1", "--quiet") == 0
-    code, data = gap(project)
+    _, data = gap(project)
     assert data["reasons"] != ["holdout_read_not_declared"], data
     assert data["holdout"]["current"]["source"] == "read 2", data["holdout"]  # not the imported read 3
 
