@@ -19,7 +19,9 @@ import orjson
 from oloproof.errors import ConfigError, DataError, OloproofError, StoreError, UsageError
 from oloproof.store import store_name
 
-STORE_DIR = store_name()  # the evidence directory's name at import (oloproof.store owns the layout)
+# The evidence directory's name, for code not yet asking oloproof.store (which owns the layout and
+# is read at call time; new code uses it).
+STORE_DIR = store_name()
 
 
 def _kind(mode: int) -> str:
@@ -171,9 +173,9 @@ def check_report_paths(paths: Iterable[str | os.PathLike[str] | None], *, inputs
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"
             )
-        if STORE_DIR in target.parts[:-1]:
+        if store_name() in target.parts[:-1]:
             raise UsageError(
-                f"{shown}: is inside {STORE_DIR}/, where oloproof keeps its evidence (runs, holdout records, the "
+                f"{shown}: is inside {store_name()}/, where oloproof keeps its evidence (runs, holdout records, the "
                 "register); write reports elsewhere"
             )
         info: os.stat_result | None

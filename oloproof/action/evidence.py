@@ -105,13 +105,13 @@ def held_evidence(release: Release, base_sha: str) -> dict[str, Held]:
         if path == register or path.endswith("/" + register):
             hold(path, "register")
             prefix = path[: -len(register)]
-            for log in _register_logs(top, base_sha, path):
-                hold(_join(prefix, log), "log")
+            for named in _register_logs(top, base_sha, path):
+                hold(_join(prefix, named), "log")
         elif (folder == records or folder.endswith("/" + records)) and is_outcome_record_name(name):
             hold(path, "record")
-            log = _record_log(top, base_sha, path)
-            if log is not None:
-                hold(_join(folder[: -len(records)], log), "log")
+            recorded = _record_log(top, base_sha, path)
+            if recorded is not None:
+                hold(_join(folder[: -len(records)], recorded), "log")
         elif name == LOG_NAME:
             hold(path, "log")
     config = from_top(top, release.file)

@@ -23,9 +23,10 @@ from oloproof.holdout.composition import Composition, composition
 from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.holdout.records import command_digest
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, interval_json, pair, paired_criterion, run_outcomes
+from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
 from oloproof.runstore import resolve_ref
 from oloproof.stats.gap import mover_difference
+from oloproof.stats.interval import interval_json
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:

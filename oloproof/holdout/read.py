@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +36,8 @@ from oloproof.holdout.registry import load_register, record_read, register_lock,
 from oloproof.policy import Rule
 from oloproof.run import execute, import_outputs
 from oloproof.runstore import RunRecord, RunStore
+from oloproof.stats.interval import interval_json
+from oloproof.store import utc_stamp
 from oloproof.verdicts import REASONS, Verdict
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ READ_SCHEMA = "oloproof.holdout-read/1"
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """When a read or a log entry is made (``oloproof.store.utc_stamp``, to the second)."""
+    return utc_stamp()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,15 +105,7 @@ class HoldoutRead:
                 "answered": fields.answered,
                 "missing": fields.missing,
                 "n": fields.n,
-                "interval": None
-                if self.interval is None
-                else {
-                    "low": self.interval.low,
-                    "high": self.interval.high,
-                    "level": self.interval.level,
-                    "method": self.interval.method,
-                    "approximate": self.interval.approximate,
-                },
+                "interval": interval_json(self.interval),
             },
             "entry": None if self.entry is None else entry_json(self.entry),
             "log": {"path": self.log},

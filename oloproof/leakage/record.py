@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from oloproof.errors import DataError, StoreError, UsageError
-from oloproof.files import STORE_DIR, atomic_write_bytes
+from oloproof.files import atomic_write_bytes
 from oloproof.identity import checker_identity
 from oloproof.leakage.images import PIXELS
 from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
@@ -27,6 +26,7 @@ from oloproof.leakage.plan import build_plan
 from oloproof.leakage.readers import detect
 from oloproof.leakage.scan import PARALLEL_MIN_BYTES, scan_training
 from oloproof.runstore import RunStore
+from oloproof.store import leakage_dir, short_digest, utc_stamp
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
-EVIDENCE_DIR = Path(STORE_DIR) / "evidence" / "leakage"
 NORMALISATION_TEXT = "strings NFKC-normalised, case-folded, format characters dropped, whitespace collapsed; 3 == 3.0"
 SHOWN_IDS = 50  # leaked ids listed in terminal reports (all of them are in the JSON)
 
@@ -241,7 +240,7 @@ def run_check(
         config_digest=release.digest,
         system_version=release.system.version,
         checker=checker_identity().to_json(),
-        created_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        created_at=utc_stamp(),
     )
 
 
@@ -251,15 +250,14 @@ def id_list(ids: tuple[str, ...], shown: int) -> str:
 
 
 def short(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    return f"{algo}:{hexpart[:12]}"
+    return short_digest(digest)
 
 
 # --------------------------------------------------------------------------- records
 
 
 def record_path(root: Path, digest: str) -> Path:
-    return root / EVIDENCE_DIR / f"{digest.partition(':')[2] or digest}.json"
+    return leakage_dir(root) / f"{digest.partition(':')[2] or digest}.json"
 
 
 def write_record(root: Path, result: LeakageResult) -> Path:
@@ -299,7 +297,7 @@ def read_record(root: Path, digest: str) -> LeakageResult | None:
 
 def other_records(root: Path, digest: str) -> list[LeakageResult]:
     """Records of other test-set digests (stale for this one), newest first."""
-    folder = root / EVIDENCE_DIR
+    folder = leakage_dir(root)
     if not folder.is_dir():
         return []
     keep = record_path(root, digest).name
