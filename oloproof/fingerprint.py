@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import UsageError
+from oloproof.store import store_name
 
-SKIPPED_DIRS = frozenset({".oloproof", ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+SKIPPED_DIRS = frozenset({store_name(), ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 MAX_FILES = 20_000  # in all; a directory larger than this is named as an artifact by mistake, most likely
 CHUNK = 1 << 20
 

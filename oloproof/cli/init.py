@@ -7,6 +7,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from oloproof import store
 from oloproof.cli import common
 from oloproof.inert import inert
 
@@ -18,7 +19,7 @@ EXAMPLES = {
 # What to run first in each copy: the example's main job (its README's first command).
 FIRST = {"model-validation": "oloproof leakage check --training data/training.jsonl --record && oloproof gate"}
 # Never copied: caches, and lock files (a lock is not evidence).
-IGNORED = ("__pycache__", "*.pyc", "*.lock", ".locks")
+IGNORED = ("__pycache__", "*.pyc", "*.lock")  # and the store's lock folder (oloproof.store)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +47,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
     source = resources.files("oloproof.examples") / args.example
     with resources.as_file(source) as path:
-        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
+        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED, store.LAYOUT.locks))
     console.print(f"copied the {args.example} example to {inert(target)}/")
     console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
     return 0
