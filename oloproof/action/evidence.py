@@ -85,10 +85,13 @@ def from_top(top: Path, path: Path) -> str | None:
         return None
 
 
-def held_evidence(release: Release, base_sha: str) -> dict[str, Held]:
-    """Every holdout evidence file the base commit holds (see the module docstring), by path."""
+def held_evidence(release: Release, base_sha: str) -> dict[str, Held] | None:
+    """Every holdout evidence file the base commit holds (see the module docstring), by path; None
+    when git cannot list the base commit's files (then nothing can be shown to be kept)."""
     top = repository_top(release.base_dir)
     listing = _listing(top, base_sha)
+    if listing is None:
+        return None
     held: dict[str, Held] = {}
 
     def hold(path: str | None, kind: str) -> None:
@@ -125,8 +128,14 @@ def held_evidence(release: Release, base_sha: str) -> dict[str, Held]:
 def evidence_problems(release: Release, base_sha: str) -> list[str]:
     """Why the pull request's checkout does not keep what the base commit holds (empty: it does)."""
     top = repository_top(release.base_dir)
+    held = held_evidence(release, base_sha)
+    if held is None:
+        return [
+            f"the files of the base commit {base_sha[:12]} cannot be listed (git failed or timed out), so no holdout "
+            "evidence can be shown to be kept"
+        ]
     problems: list[str] = []
-    for item in held_evidence(release, base_sha).values():
+    for item in held.values():
         problem = _kept(top, base_sha, item)
         if problem is not None:
             problems.append(problem)
@@ -205,9 +214,11 @@ def _symlink_on_path(top: Path, relative: str) -> str | None:
     return None
 
 
-def _listing(top: Path, base_sha: str) -> dict[str, tuple[bytes, bytes]]:
-    """Every file of the base commit: path -> (mode, object id)."""
-    raw = git_bytes(top, "ls-tree", "-r", "-z", "--full-tree", base_sha, timeout_s=60.0) or b""
+def _listing(top: Path, base_sha: str) -> dict[str, tuple[bytes, bytes]] | None:
+    """Every file of the base commit: path -> (mode, object id); None when git fails."""
+    raw = git_bytes(top, "ls-tree", "-r", "-z", "--full-tree", base_sha, timeout_s=60.0)
+    if raw is None:
+        return None
     out: dict[str, tuple[bytes, bytes]] = {}
     for item in raw.split(b"\0"):
         meta, _, name = item.partition(b"\t")

@@ -9,6 +9,7 @@ request against a committed base branch, run through the action's entry point.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -129,6 +130,19 @@ def test_a_directory_symlink_on_the_way_to_the_log_is_blocked(action: ActionRun,
     shutil.rmtree(root / "evals" / "holdout")
     (root / "evals" / "holdout").symlink_to("elsewhere")
     blocked(action, base, "evals/holdout is a symbolic link in this pull request")
+
+
+def test_the_whole_store_replaced_by_a_symlink_to_a_rewritten_copy_is_blocked(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = base_branch(action, monkeypatch, holdout=True)
+    root = action.workspace
+    shutil.copytree(root / ".oloproof", root / "store-copy")
+    register = root / "store-copy" / "holdouts.jsonl"
+    register.write_bytes(register.read_bytes().splitlines(keepends=True)[0])  # reads dropped
+    shutil.rmtree(root / ".oloproof")
+    (root / ".oloproof").symlink_to("store-copy")
+    blocked(action, base, ".oloproof is a symbolic link in this pull request")
 
 
 def test_register_replaced_by_a_symlink_stops_the_gate(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -275,3 +289,27 @@ def test_appending_to_the_log_and_register_and_adding_records_still_passes(
     assert cli(["holdout", "run", "--reason", "week 6", "--quiet"]) == 0
     code, check, summary = gate(action, base)
     assert code == 0 and check["verdict"] is None, summary
+
+
+def test_a_pull_request_that_gates_another_directory_still_keeps_the_old_projects_holdout(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workflow is the pull request's too: it may point working-directory at a fresh project.
+    The evidence list is the base commit's whole tree, so the old project's holdout is still held."""
+    base = base_branch(action, monkeypatch, holdout=True)
+    root = action.workspace
+    fresh = root / "v2"
+    (fresh / "data").mkdir(parents=True)
+    shutil.copyfile(root / "data" / "test.jsonl", fresh / "data" / "test.jsonl")
+    text = (root / "release.yaml").read_text()
+    (fresh / "release.yaml").write_text(text.replace(HOLDOUT_LINE, ""))
+    shutil.rmtree(root / "evals")
+    shutil.rmtree(root / ".oloproof" / "holdout")
+    (root / ".oloproof" / "holdouts.jsonl").unlink()
+    action.inputs["working-directory"] = "v2"
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED"})
+    assert result.code == 3, result.stdout
+    data = json.loads((fresh / "oloproof-report.json").read_text())
+    [check] = [item for item in data["checks"] if item["name"] == "pull-request"]
+    assert f"the holdout reads log {LOG} is removed by this pull request" in check["sentence"]
+    assert "the holdout register .oloproof/holdouts.jsonl is removed by this pull request" in check["sentence"]
