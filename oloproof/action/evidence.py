@@ -41,6 +41,7 @@ from oloproof.store import (
     MAX_REGISTER_BYTES,
     is_outcome_record_name,
     register_path,
+    short_digest,
     shown,
 )
 from oloproof.vcs import git_bytes, git_output
@@ -131,8 +132,8 @@ def evidence_problems(release: Release, base_sha: str) -> list[str]:
     held = held_evidence(release, base_sha)
     if held is None:
         return [
-            f"the files of the base commit {base_sha[:12]} cannot be listed (git failed or timed out), so no holdout "
-            "evidence can be shown to be kept"
+            f"the files of the base commit {short_digest(base_sha)} cannot be listed (git failed or timed out), so "
+            "no holdout evidence can be shown to be kept"
         ]
     problems: list[str] = []
     for item in held.values():
@@ -165,7 +166,7 @@ def current_bytes(top: Path, relative: str, *, expected: str, cap: int) -> bytes
 
 
 def _kept(top: Path, base_sha: str, item: Held) -> str | None:
-    short = base_sha[:12]
+    short = short_digest(base_sha)
     try:
         current = current_bytes(top, item.path, expected=item.what, cap=item.cap)
     except StoreError as exc:
