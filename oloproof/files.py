@@ -69,6 +69,8 @@ def open_regular(
         raise error("file not found") from None
     except IsADirectoryError:
         raise error(f"is a directory, expected {expected}") from None
+    except ValueError:  # a NUL byte: no file has that name
+        raise error("a path cannot contain a NUL byte") from None
     except OSError as exc:
         if not follow_symlinks and os.path.islink(path):
             raise error(f"is a symbolic link, expected {expected} (a symlink is never read as evidence)") from None
@@ -123,6 +125,8 @@ def read_evidence(path: str | os.PathLike[str], shown: str, *, expected: str, ma
     it does not exist. Evidence is a regular file read as it is: a symlink (it could point at a
     rewritten copy, or at a file outside the repository), a FIFO, a device or a file over
     ``max_bytes`` is refused (``StoreError``, exit 2), never followed or read to the end."""
+    if "\0" in os.fspath(path):
+        raise StoreError(f"{shown}: a path cannot contain a NUL byte")
     try:
         return read_regular(path, shown, expected=expected, follow_symlinks=False, max_bytes=max_bytes)
     except UsageError as exc:

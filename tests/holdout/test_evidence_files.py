@@ -70,6 +70,19 @@ def test_a_log_that_is_a_fifo_is_refused_at_once(project: Project) -> None:
         assert "reads.fifo: is a FIFO (named pipe), expected a holdout reads log (only regular files are read)" in done.stderr
 
 
+@pytest.mark.parametrize("key", ["log", "cases"])
+def test_a_holdout_path_with_a_nul_byte_is_a_config_error(project: Project, key: str) -> None:
+    setup(project)
+    text = (project.root / "release.yaml").read_text()
+    old = "log: evals/holdout/READS.log" if key == "log" else "cases: evals/holdout/cases.jsonl"
+    (project.root / "release.yaml").write_text(text.replace(old, f'{key}: "evals/a\\0b"'))
+    for command in (["holdout", "status"], ["gate"]):
+        done = oloproof(project, *command)
+        assert done.returncode == 2, done.stderr
+        line = 16 if key == "log" else 14
+        assert f"oloproof: error: release.yaml:{line}: holdout.{key}: a path cannot contain a NUL byte" in done.stderr
+
+
 def test_a_huge_log_is_refused_before_it_is_read(project: Project) -> None:
     setup(project)
     big = project.root / "big.log"
