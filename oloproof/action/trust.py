@@ -33,6 +33,7 @@ from oloproof.action.github import ActionEnv
 from oloproof.config import Release
 from oloproof.errors import StoreError
 from oloproof.files import read_evidence
+from oloproof.holdout.log import printable
 from oloproof.holdout.verify import verify
 from oloproof.result import CheckReport
 from oloproof.runstore import RunRecord, RunStore
@@ -152,16 +153,25 @@ def _holdout_changes(release: Release, trust: BaseTrust) -> list[str]:
         data = current_bytes(top, relative, expected="a holdout reads log", cap=MAX_LOG_BYTES)
     except StoreError:
         return []  # said by evidence_problems when the base holds the log; else the holdout check refuses it
-    now = verify(data, shown=release.holdout.log).reads
-    before = 0 if old is None else len(verify(old, shown=release.holdout.log).reads)
-    added = [entry for entry in now if entry.seq > before]
-    if not added:
-        return []
-    return [
-        f"{release.holdout.log} gains {len(added)} read(s) in this pull request (read "
-        f"{', '.join(str(entry.seq) for entry in added)}): holdout reads are made on releases and default-branch "
-        "pushes, never in a pull request; review where they came from before trusting them"
-    ]
+    now = verify(data, shown=release.holdout.log)
+    then = verify(old, shown=release.holdout.log) if old is not None else None
+    before = 0 if then is None else len(then.reads)
+    added = [entry for entry in now.reads if entry.seq > before]
+    out: list[str] = []
+    if added:
+        out.append(
+            f"{release.holdout.log} gains {len(added)} read(s) in this pull request (read "
+            f"{', '.join(str(entry.seq) for entry in added)}): holdout reads are made on releases and default-branch "
+            "pushes, never in a pull request; review where they came from before trusting them"
+        )
+    for entry in now.budgets[0 if then is None else len(then.budgets) :]:
+        budget = "no budget" if entry.budget is None else f"a budget of {entry.budget} read(s)"
+        out.append(
+            f"{release.holdout.log} gains a budget entry in this pull request ({budget}, by {printable(entry.who)}: "
+            f"{printable(entry.reason)}): raising a holdout's budget spends independence its reads may no longer "
+            "leave; review it as a decision"
+        )
+    return out
 
 
 def _changed_leakage_records(release: Release, trust: BaseTrust) -> list[str]:

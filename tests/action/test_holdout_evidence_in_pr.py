@@ -313,3 +313,21 @@ def test_a_pull_request_that_gates_another_directory_still_keeps_the_old_project
     [check] = [item for item in data["checks"] if item["name"] == "pull-request"]
     assert f"the holdout reads log {LOG} is removed by this pull request" in check["sentence"]
     assert "the holdout register .oloproof/holdouts.jsonl is removed by this pull request" in check["sentence"]
+
+
+def test_a_budget_entry_a_pull_request_adds_is_named_for_the_reviewer(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raising a spent budget is an append (`oloproof holdout budget`), made and reviewed in a pull
+    request: not blocked, but never silent."""
+    base = spend_budget(action, monkeypatch)
+    root = action.workspace
+    (root / "release.yaml").write_text((root / "release.yaml").read_text().replace("budget: 2", "budget: 9"))
+    assert cli(["holdout", "budget", "9", "--reason", "more reads please"]) == 0
+    code, check, summary = gate(action, base)
+    assert code == 0, summary
+    assert any(
+        f"{LOG} gains a budget entry in this pull request (a budget of 9 read(s), by " in line
+        and ": more reads please): raising a holdout's budget spends independence" in line
+        for line in check["lines"]  # type: ignore[union-attr]
+    ), check["lines"]
