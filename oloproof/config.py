@@ -151,6 +151,9 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         if (problem := artifact_problem(base_dir, artifact)) is not None:
             raise doc.error(f"system.artifacts[{index}]", f"{artifact}: {problem} (relative to {doc.path})")
     holdout = data["holdout"]
+    for key in ("cases", "log") if holdout is not None else ():
+        if "\0" in holdout[key]:  # no file can have that name: refused here, not by the OS later
+            raise doc.error(f"holdout.{key}", "a path cannot contain a NUL byte")
     if holdout is not None and holdout["criterion"] is not None:
         require_criterion(
             by_criterion,

@@ -17,9 +17,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
+from oloproof.errors import ConfigError, DataError, OloproofError, StoreError, UsageError
+from oloproof.store import store_name
 
-STORE_DIR = ".oloproof"  # the evidence directory beside release.yaml (runs, records), committed
+# The evidence directory's name, for code not yet asking oloproof.store (which owns the layout and
+# is read at call time; new code uses it).
+STORE_DIR = store_name()
 
 
 def _kind(mode: int) -> str:
@@ -36,32 +39,52 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike[str], shown: str, *, expected: str = "a file", data: bool = False) -> BinaryIO:
+def open_regular(
+    path: str | os.PathLike[str],
+    shown: str,
+    *,
+    expected: str = "a file",
+    data: bool = False,
+    follow_symlinks: bool = True,
+    max_bytes: int | None = None,
+) -> BinaryIO:
     """Open a file to read, refusing at once anything that is not a regular file.
 
     A FIFO, a device (``/dev/zero``, ``/dev/stdin``) or a socket could block forever or never end;
     opening without blocking and checking the open file itself (not its name, which could change
-    in between) means no read ever starts on one. Symlinks are followed. ``data``: problems are
-    ``DataError`` (a data file, for the action's annotations), else ``UsageError``.
+    in between) means no read ever starts on one. Symlinks are followed unless ``follow_symlinks``
+    is False (evidence: a symlink is refused). ``max_bytes``: a larger file is refused before it is
+    read. ``data``: problems are ``DataError`` (a data file, for the action's annotations), else
+    ``UsageError``.
     """
 
     def error(message: str) -> OloproofError:
         return DataError(shown, None, message) if data else UsageError(f"{shown}: {message}")
 
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise error("file not found") from None
     except IsADirectoryError:
         raise error(f"is a directory, expected {expected}") from None
+    except ValueError:  # a NUL byte: no file has that name
+        raise error("a path cannot contain a NUL byte") from None
     except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise error(f"is a symbolic link, expected {expected} (a symlink is never read as evidence)") from None
         raise error(f"cannot read it ({exc.strerror or exc})") from None
     try:
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
         if stat.S_ISDIR(mode):
             raise error(f"is a directory, expected {expected}")
         if not stat.S_ISREG(mode):
             raise error(f"is {_kind(mode)}, expected {expected} (only regular files are read)")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise error(f"is {_size(info.st_size)}, more than the {_size(max_bytes)} {expected} can hold; not read")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -69,14 +92,48 @@ def open_regular(path: str | os.PathLike[str], shown: str, *, expected: str = "a
         raise
 
 
-def read_regular(path: str | os.PathLike[str], shown: str, *, expected: str = "a file", data: bool = False) -> bytes:
-    """The bytes of a regular file (see ``open_regular``)."""
-    with open_regular(path, shown, expected=expected, data=data) as handle:
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.0f} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def read_regular(
+    path: str | os.PathLike[str],
+    shown: str,
+    *,
+    expected: str = "a file",
+    data: bool = False,
+    follow_symlinks: bool = True,
+    max_bytes: int | None = None,
+) -> bytes:
+    """The bytes of a regular file (see ``open_regular``). With ``max_bytes``, a file that grows
+    past it while being read is refused too."""
+    with open_regular(
+        path, shown, expected=expected, data=data, follow_symlinks=follow_symlinks, max_bytes=max_bytes
+    ) as handle:
         try:
-            return handle.read()
+            content = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
         except OSError as exc:
             message = f"cannot read it ({exc.strerror or exc})"
             raise (DataError(shown, None, message) if data else UsageError(f"{shown}: {message}")) from None
+    if max_bytes is not None and len(content) > max_bytes:
+        message = f"grew past the {_size(max_bytes)} {expected} can hold while it was read; not read"
+        raise DataError(shown, None, message) if data else UsageError(f"{shown}: {message}")
+    return content
+
+
+def read_evidence(path: str | os.PathLike[str], shown: str, *, expected: str, max_bytes: int) -> bytes | None:
+    """An evidence file's bytes (a READS.log, the holdout register, an outcome record), or None when
+    it does not exist. Evidence is a regular file read as it is: a symlink (it could point at a
+    rewritten copy, or at a file outside the repository), a FIFO, a device or a file over
+    ``max_bytes`` is refused (``StoreError``, exit 2), never followed or read to the end."""
+    if "\0" in os.fspath(path):
+        raise StoreError(f"{shown}: a path cannot contain a NUL byte")
+    try:
+        return read_regular(path, shown, expected=expected, follow_symlinks=False, max_bytes=max_bytes)
+    except UsageError as exc:
+        if not os.path.lexists(path):
+            return None
+        raise StoreError(str(exc)) from None
 
 
 def read_text(file: Path, shown: str) -> str:
@@ -152,9 +209,9 @@ def check_report_paths(
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"
             )
-        if STORE_DIR in target.parts[:-1]:
+        if store_name() in target.parts[:-1]:
             raise UsageError(
-                f"{shown}: is inside {STORE_DIR}/, where oloproof keeps its evidence (runs, holdout records, the "
+                f"{shown}: is inside {store_name()}/, where oloproof keeps its evidence (runs, holdout records, the "
                 "register); write reports elsewhere"
             )
         if info is not None:

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import UsageError
+from oloproof.store import store_name
 
-SKIPPED_DIRS = frozenset({".oloproof", ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+SKIPPED_DIRS = frozenset({store_name(), ".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 MAX_FILES = 20_000  # in all; a directory larger than this is named as an artifact by mistake, most likely
 MAX_ENTRIES = 200_000  # directory entries visited (links that fan out reach the same files many times)
 MAX_DEPTH = 128  # directories below an artifact

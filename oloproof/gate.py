@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
 from oloproof.checks import GateCheck, GateContext
@@ -31,6 +30,7 @@ from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
+from oloproof.store import utc_stamp
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
 
@@ -68,7 +68,7 @@ def run_gate(
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet, rerun=rerun, on_batch=on_batch)
     checks = registry()
     reports = reports_before + tuple(report for check in checks.values() if (report := check.precheck(ctx)) is not None)
-    generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    generated_at = utc_stamp()
 
     def result(
         rules: tuple[RuleResult, ...],

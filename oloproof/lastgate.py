@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from oloproof.errors import OloproofError
-from oloproof.files import STORE_DIR, atomic_write_bytes, open_regular
+from oloproof.files import atomic_write_bytes, open_regular
 from oloproof.jsonl import dumps_line
+from oloproof.store import gates_dir, shown
 
 if TYPE_CHECKING:
     from oloproof.evaluators.base import CriterionOutcome
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 LAST_GATE_SCHEMA = "oloproof.last-gate/1"
-GATES_DIR = Path(STORE_DIR) / "gates"
 MAX_BYTES = 64 << 20  # a record of 10^6 cases is ~40 MB; anything larger is not ours
 
 
@@ -76,7 +76,7 @@ class LastGate:
 
 
 def gate_path(base_dir: Path, config: str) -> Path:
-    return base_dir / GATES_DIR / f"{Path(config).name}.json"
+    return gates_dir(base_dir) / f"{Path(config).name}.json"
 
 
 def case_digest(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
@@ -181,6 +181,6 @@ def note_and_record(
     except OSError as exc:
         notes = (
             *notes,
-            f"the last-gate note {GATES_DIR.as_posix()}/{path.name} was not written ({exc.strerror or exc})",
+            f"the last-gate note {shown('gates')}/{path.name} was not written ({exc.strerror or exc})",
         )
     return notes

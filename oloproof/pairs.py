@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
-from oloproof.stats.interval import Interval
+from oloproof.stats.interval import Interval, interval_json
 from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
 from oloproof.stats.resolution import paired_mdd
 
@@ -94,17 +94,6 @@ class Pairing:
             data["improved_ids"] = [ids[i] for i in self.improved]
             data["missing_ids"] = [ids[i] for i in self.missing]
         return data
-
-
-def interval_json(interval: Interval) -> dict[str, Any]:
-    return {
-        "estimate": interval.estimate,
-        "low": interval.low,
-        "high": interval.high,
-        "level": interval.level,
-        "method": interval.method,
-        "approximate": interval.approximate,
-    }
 
 
 def as_outcomes(values: Any) -> list[bool | None]:

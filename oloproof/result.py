@@ -11,7 +11,7 @@ from oloproof.evaluators.base import CriterionOutcome
 from oloproof.identity import CheckerIdentity
 from oloproof.policy import Rule
 from oloproof.runstore import RunRecord
-from oloproof.stats.interval import Interval
+from oloproof.stats.interval import Interval, interval_json
 from oloproof.testset import TestSet
 from oloproof.verdicts import Verdict
 
@@ -25,20 +25,6 @@ LIMITATIONS = (
     "use a holdout read for an independent figure.",
     "Outputs were scored by the declared evaluators only; properties no evaluator checks were not examined.",
 )
-
-
-def interval_json(interval: Interval | None) -> dict[str, Any] | None:
-    if interval is None:
-        return None
-    return {
-        "estimate": interval.estimate,
-        "low": interval.low,
-        "high": interval.high,
-        "level": interval.level,
-        "method": interval.method,
-        "approximate": interval.approximate,
-        "seed": interval.seed,
-    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

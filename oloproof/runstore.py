@@ -19,16 +19,16 @@ import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from oloproof.errors import StoreError, UsageError
-from oloproof.files import STORE_DIR, atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
+from oloproof.files import atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
 from oloproof.fingerprint import Fingerprint
 from oloproof.jsonl import dumps_line
+from oloproof.store import LAYOUT, gitignore_path, locks_dir, runs_dir, utc_stamp
 from oloproof.testset import TestSet
 
 RUN_SCHEMA = "oloproof.run/1"
@@ -152,11 +152,12 @@ class PinnedRuns:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """A run's start or end (``oloproof.store.utc_stamp``, to the microsecond: it orders runs)."""
+    return utc_stamp("micro")
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    return utc_stamp("compact") + "-" + secrets.token_hex(3)
 
 
 class RunStore:
@@ -171,7 +172,7 @@ class RunStore:
 
     def __init__(self, root: Path, *, pinned: PinnedRuns | None = None) -> None:
         self.root = root
-        self.runs_dir = root / STORE_DIR / "runs"
+        self.runs_dir = runs_dir(root)
         self.pinned = pinned
         self.refused: dict[str, str] = {}  # run id -> why it is not used
         self.substituted: dict[str, str] = {}  # run id -> how the working tree's copy differs from the pinned one
@@ -302,11 +303,12 @@ class RunStore:
         Lock files live in ``.oloproof/.locks/``, which a ``.gitignore`` written beside them keeps
         out of commits.
         """
-        locks = self.root / STORE_DIR / ".locks"
+        locks = locks_dir(self.root)
         locks.mkdir(parents=True, exist_ok=True)
-        ignore = self.root / STORE_DIR / ".gitignore"
+        ignore = gitignore_path(self.root)
         if not ignore.exists():
-            atomic_write_bytes(ignore, b"# written by oloproof: lock files are not evidence\n.locks/\n")
+            line = f"{LAYOUT.locks}/\n".encode()
+            atomic_write_bytes(ignore, b"# written by oloproof: lock files are not evidence\n" + line)
         name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
         with locked(locks / f"{name}.lock"):
             yield

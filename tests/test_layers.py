@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (
         "oloproof", "oloproof.errors", "oloproof.schema", "oloproof.files", "oloproof.jsonl", "oloproof.identity",
         "oloproof.verdicts", "oloproof.stats.*", "oloproof.process", "oloproof.exits", "oloproof.vcs", "oloproof.inert",
-        "oloproof.fingerprint", "oloproof.normalise",
+        "oloproof.store", "oloproof.fingerprint", "oloproof.normalise",
     )),
     ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec")),
     ("config", ("oloproof.config",)),

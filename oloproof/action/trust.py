@@ -8,8 +8,10 @@ pull request's *base* commit already holds, byte for byte:
 - refs and reuse count the base commit's runs only, each read as the base commit holds it: a run
   the pull request deletes, edits or replaces is read from the base commit (so deleting the newest
   run of a baseline's version changes nothing), and the runs a pull request adds are never used;
-- every holdout log and the repository's holdout register must extend their version at the base
-  commit (a rewritten or shortened one is BLOCKED);
+- whatever the base commit holds about a holdout (every log, the register, the outcome records;
+  taken from the base commit's files, not from the pull request's release.yaml) must still be
+  there as a regular file extending its base version (``oloproof.action.evidence``): removed,
+  renamed, symlinked, shortened or rewritten evidence is BLOCKED;
 - a leakage record the pull request adds or changes is an attestation by its author (the training
   data is not in CI to check it again); it is said so in the summary and an annotation.
 
@@ -25,13 +27,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oloproof.action.evidence import current_bytes, evidence_problems, from_top, repository_top, unverifiable_problems
 from oloproof.action.github import ActionEnv
 from oloproof.config import Release
-from oloproof.files import STORE_DIR
-from oloproof.holdout.registry import register_path, repository_root
+from oloproof.errors import StoreError
+from oloproof.files import read_evidence
+from oloproof.holdout.log import printable
 from oloproof.holdout.verify import verify
 from oloproof.result import CheckReport
 from oloproof.runstore import PinnedRuns
+from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir
+from oloproof.store import shown as store_shown
 from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
 
@@ -90,7 +96,7 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
     # The runs' place in the base commit's tree, named without following a symlink the pull
     # request may have put at .oloproof/ or .oloproof/runs (the base's runs are where the base has them).
     project = _repo_path(root, root)
-    prefix = f"{STORE_DIR}/runs" if project == "." else f"{project}/{STORE_DIR}/runs"
+    prefix = store_shown("runs") if project == "." else f"{project}/{store_shown('runs')}"
     listing = git_bytes(root, "ls-tree", "-r", "-z", "--full-tree", base_sha, "--", prefix + "/") or b""
     run_files: dict[str, dict[str, str]] = {}
     for item in listing.split(b"\0"):
@@ -109,39 +115,13 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
     return BaseTrust(base_sha=base_sha, available=True, run_files=run_files, object_format=object_format)
 
 
-def append_only_problems(release: Release, trust: BaseTrust) -> list[str]:
-    """Every holdout log and the holdout register must extend their version at the base commit."""
-    paths: list[tuple[Path, str, bool]] = []
-    if release.holdout is not None:
-        paths.append((release.resolve(release.holdout.log), release.holdout.log, True))
-    root = repository_root(release.base_dir)
-    paths.append((register_path(root), f"{STORE_DIR}/holdouts.jsonl", False))
-    problems: list[str] = []
-    for path, shown, is_log in paths:
-        if not trust.available:
-            if path.exists():
-                problems.append(f"{shown} cannot be checked against the base branch: {trust.problems[0]}")
-            continue
-        old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, path)}")
-        if old is None:
-            continue  # not on the base branch: anything now is an addition
-        kept = old[: verify(old, shown=shown).append_offset] if is_log else old
-        try:
-            current = path.read_bytes()
-        except OSError:
-            current = b""
-        if not current.startswith(kept):
-            problems.append(
-                f"{shown} is not an extension of its version on the base branch ({trust.base_sha[:12]}): entries were "
-                "changed or removed in this pull request (the log and the register are append-only)"
-            )
-    return problems
-
-
 def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
     """The gate's row for the pull request's evidence: BLOCKED when a log was rewritten."""
-    added, rewritten = _holdout_changes(release, trust)
-    problems = [*append_only_problems(release, trust), *rewritten]
+    added = _holdout_changes(release, trust)
+    if trust.available:
+        problems = evidence_problems(release, trust.base_sha)
+    else:
+        problems = unverifiable_problems(release, trust.problems[0])
     leakage = _changed_leakage_records(release, trust)
     lines = [*trust.problems, *leakage, *added]
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
@@ -149,7 +129,7 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
         return CheckReport(
             name="pull-request",
             title="Pull request evidence",
-            status="a holdout log or register was rewritten",
+            status="holdout evidence the base branch holds was removed, replaced or rewritten",
             verdict=Verdict.BLOCKED,
             reasons=("holdout_log_tampered",),
             blocks=True,
@@ -160,60 +140,57 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
     return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
 
 
-def _holdout_changes(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:
+def _holdout_changes(release: Release, trust: BaseTrust) -> list[str]:
     """Reads a pull request adds to the holdout log (reads happen on release or default-branch
     pushes, and the action refuses them here, so these came from elsewhere: for a reviewer, not for
-    ``oloproof gap`` to take on trust), and outcome records it changes or removes (a read's outcomes
-    never change after the read: the log is tampered)."""
+    ``oloproof gap`` to take on trust). What it removes or rewrites is ``evidence_problems``."""
     if release.holdout is None or not trust.available:
-        return [], []
-    out: list[str] = []
-    rewritten: list[str] = []
-    log = release.resolve(release.holdout.log)
-    old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, log)}")
+        return []
+    top = repository_top(release.base_dir)
+    relative = from_top(top, release.resolve(release.holdout.log))
+    if relative is None:
+        return []
+    old = git_bytes(top, "show", f"{trust.base_sha}:{relative}")
     try:
-        now = verify(log.read_bytes(), shown=release.holdout.log).reads
-    except OSError:
-        now = ()
-    before = 0 if old is None else len(verify(old, shown=release.holdout.log).reads)
-    added = [entry for entry in now if entry.seq > before]
+        data = current_bytes(top, relative, expected="a holdout reads log", cap=MAX_LOG_BYTES)
+    except StoreError:
+        return []  # said by evidence_problems when the base holds the log; else the holdout check refuses it
+    now = verify(data, shown=release.holdout.log)
+    then = verify(old, shown=release.holdout.log) if old is not None else None
+    before = 0 if then is None else len(then.reads)
+    added = [entry for entry in now.reads if entry.seq > before]
+    out: list[str] = []
     if added:
         out.append(
             f"{release.holdout.log} gains {len(added)} read(s) in this pull request (read "
             f"{', '.join(str(entry.seq) for entry in added)}): holdout reads are made on releases and default-branch "
             "pushes, never in a pull request; review where they came from before trusting them"
         )
-    folder = release.base_dir / STORE_DIR / "holdout"
-    prefix = _repo_path(release.base_dir, folder)
-    listing = git_bytes(release.base_dir, "ls-tree", "--name-only", "-z", trust.base_sha, "--", prefix + "/") or b""
-    for name in sorted(item.decode("utf-8", "replace") for item in listing.split(b"\0") if item):
-        if not name.rsplit("/", 1)[-1].startswith("read-"):
-            continue
-        path = folder / name.rsplit("/", 1)[-1]
-        base = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{name}")
-        try:
-            current: bytes | None = path.read_bytes()
-        except OSError:
-            current = None
-        if base != current:
-            rewritten.append(
-                f"the holdout outcome record {STORE_DIR}/holdout/{path.name} is "
-                f"{'removed' if current is None else 'changed'} by this pull request: a read's outcomes never change "
-                "after the read"
-            )
-    return out, rewritten
+    for entry in now.budgets[0 if then is None else len(then.budgets) :]:
+        budget = "no budget" if entry.budget is None else f"a budget of {entry.budget} read(s)"
+        out.append(
+            f"{release.holdout.log} gains a budget entry in this pull request ({budget}, by {printable(entry.who)}: "
+            f"{printable(entry.reason)}): raising a holdout's budget spends independence its reads may no longer "
+            "leave; review it as a decision"
+        )
+    return out
 
 
 def _changed_leakage_records(release: Release, trust: BaseTrust) -> list[str]:
-    folder = release.base_dir / STORE_DIR / "evidence" / "leakage"
+    folder = leakage_dir(release.base_dir)
     if not folder.is_dir() or not trust.available:
         return []
     out: list[str] = []
     for path in sorted(folder.glob("*.json")):
+        shown = path.relative_to(release.base_dir).as_posix()
         old = git_bytes(release.base_dir, "show", f"{trust.base_sha}:{_repo_path(release.base_dir, path)}")
-        if old is None or old != path.read_bytes():
+        try:
+            current = read_evidence(path, shown, expected="a leakage record", max_bytes=MAX_RECORD_BYTES)
+        except StoreError:
+            current = None  # a link, a FIFO, a device: not read (and never a record the gate uses)
+        if old is None or old != current:
             out.append(
-                f"the leakage record {path.relative_to(release.base_dir).as_posix()} is "
+                f"the leakage record {shown} is "
                 f"{'added' if old is None else 'changed'} by this pull request: it attests a check of training data "
                 "CI cannot see, on its author's word (review it as you would code)"
             )

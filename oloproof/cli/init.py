@@ -7,6 +7,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from oloproof import store
 from oloproof.cli import common
 from oloproof.inert import inert
 
@@ -27,10 +28,10 @@ FIRST = {
 }
 # Never copied: caches, and lock files (a lock is not evidence). A sub-project keeps its uv.lock
 # (its locked dependencies), never its virtualenv, outputs or holdout set.
-IGNORED: tuple[str, ...] = ("__pycache__", "*.pyc", "*.lock", ".locks")
+IGNORED: tuple[str, ...] = ("__pycache__", "*.pyc", "*.lock")  # and the store's lock folder (oloproof.store)
 SUB_PROJECT_IGNORED: tuple[str, ...] = (
-    *("__pycache__", "*.pyc", "READS.log.lock", ".locks"),
-    *(".venv", ".uv-tool", ".hypothesis", "outputs", "evals", ".oloproof"),
+    *("__pycache__", "*.pyc", "READS.log.lock"),
+    *(".venv", ".uv-tool", ".hypothesis", "outputs", "evals"),  # and the evidence directory (oloproof.store)
 )
 
 
@@ -58,11 +59,11 @@ def handle(args: argparse.Namespace) -> int:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
     if args.example in SUB_PROJECTS:
-        source, ignored = _sub_project(args.example), SUB_PROJECT_IGNORED
+        source, ignored = _sub_project(args.example), (*SUB_PROJECT_IGNORED, store.store_name())
     else:
         source, ignored = resources.files("oloproof.examples") / args.example, IGNORED
     with resources.as_file(source) as path:
-        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored))
+        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored, store.LAYOUT.locks))
     console.print(f"copied the {args.example} example to {inert(target)}/")
     console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
     return 0

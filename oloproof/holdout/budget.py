@@ -10,6 +10,7 @@ from oloproof.holdout.cases import holdout_spec
 from oloproof.holdout.log import LogState, printable
 from oloproof.holdout.records import OutcomeRecord, load_outcome_records, log_key
 from oloproof.holdout.registry import load_register, relative_to_root, repository_root
+from oloproof.store import shown as store_shown
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -207,7 +208,8 @@ def refusal(
         sentences.append(
             f"{len(foreign)} read(s) of this holdout set are recorded under another log "
             f"({', '.join(map(printable, logs))}; "
-            f"outcome records in .oloproof/holdout/), not {state.shown}. Moving or renaming the log does not reset the "
+            f"outcome records in {store_shown('holdout_records')}/), not {state.shown}. Moving or renaming the log "
+            "does not reset the "
             "budget: point holdout.log back at that log; a fresh budget needs a fresh holdout set"
         )
     _, unlogged = budget_in_force(spec, state)

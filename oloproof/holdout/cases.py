@@ -14,7 +14,7 @@ from oloproof.errors import ConfigError, DataError, OloproofError, UsageError
 from oloproof.holdout.log import short
 from oloproof.holdout.logfile import ReadsLog
 from oloproof.holdout.records import load_outcome_records, witnesses
-from oloproof.holdout.registry import REGISTER, load_register, repository_root
+from oloproof.holdout.registry import load_register, register_shown, repository_root
 from oloproof.holdout.spec import VARIABLE
 from oloproof.jsonl import dumps_line
 from oloproof.normalise import NEAR_COPY, near_copy_fields
@@ -235,7 +235,7 @@ def refuse_holdout_as_dev_set(release: Release, testset: TestSet, path: Path | N
                 logs = sorted({read.log for read in reads})
                 where = (
                     f"{'a holdout set' if len(sets) == 1 else f'{len(sets)} holdout sets'} of this repository "
-                    f"({len(reads)} read(s) under {', '.join(logs) or 'no log'}; .oloproof/{REGISTER})"
+                    f"({len(reads)} read(s) under {', '.join(logs) or 'no log'}; {register_shown()})"
                 )
     if exact + near:
         lines.sort()

@@ -24,6 +24,7 @@ class HoldoutCheck(GateCheck):
             return None
         try:
             state = open_log(release).state()
+            others = other_reads(release, state)  # the register: refused when it is a link or too large
         except (OloproofError, OSError) as exc:
             return CheckReport(
                 name=self.name,
@@ -33,7 +34,6 @@ class HoldoutCheck(GateCheck):
                 line=spec.line,
             )
         last = state.reads[-1] if state.reads else None
-        others = other_reads(release, state)
         budget = budget_status(
             spec, state, n=last.fields.n if last else None, confidence=release.policy.confidence, others=others
         )

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.pairs import interval_json
 from oloproof.stats.gap import (
     MIN_STRATUM_SIZE,
     mover_difference,
@@ -26,6 +25,7 @@ from oloproof.stats.gap import (
     reweighted_paired_difference,
     reweighted_rate,
 )
+from oloproof.stats.interval import interval_json
 from oloproof.stats.paired import PairedCounts, paired_counts
 
 if TYPE_CHECKING:

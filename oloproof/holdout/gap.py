@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import UsageError
 from oloproof.holdout.composition import Composition, composition
 from oloproof.holdout.history import History, Reading, holdout_history, usable
+from oloproof.holdout.records import command_digest
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, interval_json, pair, paired_criterion, run_outcomes
+from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.stats.gap import mover_difference
+from oloproof.stats.interval import interval_json
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -263,7 +265,10 @@ def gap(
         for which, codes in (("baseline", old_reasons), ("current", new_reasons))
         if codes
     )
-    verdict, reasons, sentence, reads = _holdout_reads(history, baseline.version, current.version, criterion)
+    declared = _declared_command(release, current.version)
+    verdict, reasons, sentence, reads = _holdout_reads(
+        history, baseline.version, current.version, criterion, declared=declared
+    )
     holdout = None
     if reads is not None:
         old_read, new_read = reads
@@ -311,11 +316,31 @@ def gap(
     )
 
 
+def _declared_command(release: Release, version: str) -> Callable[[Reading], bool]:
+    """Whether a read is the current version's own reading: made by system.command (not imported
+    outputs, not another ``--command``), and, for system.version, by the command declared now."""
+    declared = release.system.command
+    digest = None if declared is None or version != release.system.version else command_digest(declared)
+
+    def made_by_it(reading: Reading) -> bool:
+        if reading.source != "system.command":
+            return False
+        return digest is None or reading.command_sha256 == digest
+
+    return made_by_it
+
+
 def _holdout_reads(
-    history: History, old_version: str, new_version: str, criterion: str
+    history: History,
+    old_version: str,
+    new_version: str,
+    criterion: str,
+    *,
+    declared: Callable[[Reading], bool] = lambda reading: True,
 ) -> tuple[Verdict | None, tuple[str, ...], str, tuple[Reading, Reading] | None]:
-    """The two reads the holdout movement pairs (the baseline's first, the current version's latest),
-    or why there are none: a verdict, its reasons and a sentence."""
+    """The two reads the holdout movement pairs (the baseline's first, the current version's latest
+    read made by the declared command), or why there are none: a verdict, its reasons and a
+    sentence."""
     if not history.intact:
         return (
             Verdict.BLOCKED,
@@ -349,7 +374,17 @@ def _holdout_reads(
             "or a graded criterion): the holdout movement cannot be paired",
             None,
         )
-    old, new = uold[0], unew[-1]
+    own = [reading for reading in unew if declared(reading)]
+    if not own:
+        made = ", ".join(f"read {r.seq} ({_made_by(r)})" for r in unew)
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("holdout_read_not_declared",),
+            f"no read of {new_version} was made by the declared system.command ({made}): imported outputs or another "
+            f'command are not the current version\'s reading; read it with `oloproof holdout run --reason "..."`',
+            None,
+        )
+    old, new = uold[0], own[-1]
     if old.set_digest != new.set_digest:
         return (
             Verdict.INSUFFICIENT_EVIDENCE,
@@ -359,6 +394,16 @@ def _holdout_reads(
             None,
         )
     return None, (), "", (old, new)
+
+
+def _made_by(reading: Reading) -> str:
+    if reading.source == "outputs":
+        return "imported outputs"
+    if reading.source == "command":
+        return "another --command"
+    if reading.source == "system.command":
+        return "an earlier system.command"
+    return "its record does not say which command made it"
 
 
 def _drift(

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
 from oloproof.holdout.log import LogState, ReadFields, Witness
 from oloproof.holdout.records import OutcomeRecord, case_keys, load_outcome_records, relative, strata_vector
-from oloproof.holdout.registry import REGISTER, load_register, relative_to_root, repository_root
+from oloproof.holdout.registry import load_register, register_shown, relative_to_root, repository_root
 from oloproof.holdout.verify import verify
 from oloproof.pairs import as_outcomes
+from oloproof.store import shown as store_shown
 
 if TYPE_CHECKING:
     from oloproof.config import Release
-
-REGISTER_SHOWN = f".oloproof/{REGISTER}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +42,8 @@ class Reading:
     strata: tuple[str | None, ...] | None  # None: not recorded and not recoverable here
     checker: Mapping[str, str] | None  # the identity that made the read (from its record)
     run_status: str | None  # of the system during the read (from its record)
+    source: str | None = None  # what was scored: system.command | command | outputs (None: not recorded)
+    command_sha256: str | None = None  # the digest of the command that made the read (records.command_digest)
 
     @property
     def scored(self) -> bool:
@@ -93,7 +94,8 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
     if unregistered:
         notes.append(
             f"read(s) {', '.join(map(str, sorted(unregistered)))} of {spec.log} are not in the holdout register "
-            f"({REGISTER_SHOWN}), which `oloproof holdout run` writes before every read: they were not made by it here "
+            f"({register_shown()}), which `oloproof holdout run` writes before every read: they were not made by it "
+            "here "
             "(or the register was not committed); their outcomes are not used"
         )
     for entry in state.reads:
@@ -129,12 +131,15 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
                 else (record.strata if record.strata is not None else recovered.get(record.set_digest)),
                 checker=None if record is None else dict(record.data.get("checker") or {}),
                 run_status=None if record is None else str((record.data.get("run") or {}).get("status")),
+                source=None if record is None else _text((record.data.get("run") or {}).get("source")),
+                command_sha256=None if record is None else _text((record.data.get("run") or {}).get("command_sha256")),
             )
         )
     if unrecorded:
         notes.append(
-            f"read(s) {', '.join(map(str, unrecorded))} have no outcome record under .oloproof/holdout/: they "
-            "cannot be paired (commit .oloproof/holdout/ with the log)"
+            f"read(s) {', '.join(map(str, unrecorded))} have no outcome record under "
+            f"{store_shown('holdout_records')}/: "
+            f"they cannot be paired (commit {store_shown('holdout_records')}/ with the log)"
         )
     return History(
         log=spec.log,
@@ -143,6 +148,10 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         readings=tuple(readings),
         notes=tuple(notes),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def unregistered_reads(release: Release, state: LogState) -> list[int]:

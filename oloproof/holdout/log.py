@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from oloproof.errors import UsageError
+from oloproof.stats.interval import Interval, interval_json
+from oloproof.store import short_digest
 
 FORMAT = "oloproof.reads/1"
 HEADER = (
@@ -355,8 +357,8 @@ def new_log_prefix(when: str) -> str:
 
 
 def short(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    return f"{algo}:{hexpart[:12]}…"
+    """A digest in a holdout message: ``sha256:`` and 12 hex digits, then ``…``."""
+    return short_digest(digest, ellipsis=True)
 
 
 def printable(text: str) -> str:
@@ -380,8 +382,12 @@ def entry_json(entry: ReadEntry) -> dict[str, Any]:
         "answered": f.answered,
         "missing": f.missing,
         "interval": None
-        if f.low is None
-        else {"low": f.low, "high": f.high, "level": f.level, "method": f.method, "approximate": f.approximate},
+        if f.low is None or f.high is None
+        else interval_json(
+            Interval(
+                estimate=f.estimate, low=f.low, high=f.high, level=f.level, method=f.method, approximate=f.approximate
+            )
+        ),
         "budget": f.budget,
         "reason": f.reason,
         "line": entry.line,

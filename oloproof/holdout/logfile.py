@@ -17,7 +17,8 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from oloproof.files import atomic_write_bytes, locked
+from oloproof.errors import StoreError
+from oloproof.files import atomic_write_bytes, locked, read_evidence
 from oloproof.holdout.log import (
     PREV_CHARS,
     BudgetEntry,
@@ -36,6 +37,7 @@ from oloproof.holdout.log import (
     render_repair,
 )
 from oloproof.holdout.verify import verify
+from oloproof.store import MAX_LOG_BYTES
 
 
 def _busy(lock_path: Path) -> bool:
@@ -74,12 +76,12 @@ class ReadsLog:
         self.lock_path = path.with_name(path.name + ".lock")
 
     def read_bytes(self) -> bytes | None:
+        """The log's bytes (None: no log yet). A symlink, a FIFO, a device or a log over
+        ``MAX_LOG_BYTES`` is refused (exit 2): the log is evidence, read as the regular file it is."""
         try:
-            return self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise LogError(f"{self.shown}: cannot read the reads log ({exc.strerror or exc})") from None
+            return read_evidence(self.path, self.shown, expected="a holdout reads log", max_bytes=MAX_LOG_BYTES)
+        except StoreError as exc:
+            raise LogError(str(exc)) from None
 
     def state(self) -> LogState:
         return verify(self.read_bytes(), shown=self.shown, witnesses=self.witnesses())
@@ -239,7 +241,11 @@ class Transaction:
 
     def _write(self, data: bytes) -> None:
         state = self.state
-        fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.log.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise LogError(f"{state.shown}: cannot append ({why}); a symlink is never written") from None
         try:
             if os.fstat(fd).st_size != self._size:
                 raise LogError(f"{state.shown} changed while its lock was held (edited by hand?); nothing was appended")

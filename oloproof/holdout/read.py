@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,11 +31,13 @@ from oloproof.evaluators.base import EvalContext
 from oloproof.holdout.budget import BudgetStatus, OtherReads, budget_for, budget_status, other_reads, refusal
 from oloproof.holdout.cases import cases_path, holdout_spec, load_holdout, open_log, withheld
 from oloproof.holdout.log import MAX_REASON, LogState, ReadEntry, ReadFields, entry_json, short
-from oloproof.holdout.records import case_keys, relative, write_outcome_record
+from oloproof.holdout.records import case_keys, command_digest, relative, write_outcome_record
 from oloproof.holdout.registry import load_register, record_read, register_lock, repository_root
 from oloproof.policy import Rule
 from oloproof.run import execute, import_outputs
 from oloproof.runstore import RunRecord, RunStore
+from oloproof.stats.interval import interval_json
+from oloproof.store import utc_stamp
 from oloproof.verdicts import REASONS, Verdict
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ READ_SCHEMA = "oloproof.holdout-read/1"
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """When a read or a log entry is made (``oloproof.store.utc_stamp``, to the second)."""
+    return utc_stamp()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,15 +105,7 @@ class HoldoutRead:
                 "answered": fields.answered,
                 "missing": fields.missing,
                 "n": fields.n,
-                "interval": None
-                if self.interval is None
-                else {
-                    "low": self.interval.low,
-                    "high": self.interval.high,
-                    "level": self.interval.level,
-                    "method": self.interval.method,
-                    "approximate": self.interval.approximate,
-                },
+                "interval": interval_json(self.interval),
             },
             "entry": None if self.entry is None else entry_json(self.entry),
             "log": {"path": self.log},
@@ -252,6 +246,10 @@ def read_holdout(
         score = scorer.score(answers, record, budget=budget)
         entry = started.finish(score.fields)
         run = {
+            # what made the read: `oloproof gap` takes as the current version's reading only one made
+            # by system.command (not imported outputs, not another --command)
+            "source": "outputs" if outputs is not None else ("command" if command is not None else "system.command"),
+            "command_sha256": None if outputs is not None else _command_digest(command, release),
             "status": record.status,
             "failure": record.failure,
             "imported_from": record.imported_from,
@@ -293,6 +291,11 @@ def read_holdout(
         notes=notes,
         unscored=record.failure is not None or score.fields.answered == 0,
     )
+
+
+def _command_digest(command: str | None, release: Release) -> str | None:
+    used = command if command is not None else release.system.command
+    return None if used is None else command_digest(used)
 
 
 def _refused(release: Release, state: LogState, why: tuple[tuple[str, ...], str], others: OtherReads) -> HoldoutRead:

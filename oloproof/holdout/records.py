@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from oloproof.config import resolve_path
-from oloproof.errors import DataError
-from oloproof.files import atomic_write_bytes
+from oloproof.errors import DataError, StoreError
+from oloproof.files import atomic_write_bytes, read_evidence
 from oloproof.holdout.log import ReadEntry, Witness
 from oloproof.identity import checker_identity
 from oloproof.jsonl import dumps_line, iter_objects
+from oloproof.store import MAX_RECORD_BYTES, holdout_records_dir, is_outcome_record_name, outcome_record_name
 from oloproof.testset import canonical_digest
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 OUTCOMES_SCHEMA = "oloproof.holdout-outcomes/1"
 OUTCOME_ORDER = "cases sorted by the SHA-256 (hex) of their canonical line (testset canonical JSON); ids are not stored"
-RECORDS_DIR = (".oloproof", "holdout")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,8 +62,15 @@ class OutcomeRecord:
     data: dict[str, Any]  # the whole record (run status, checker identity, config digest, …)
 
 
+def command_digest(command: str | Sequence[str]) -> str:
+    """The digest of a command line as declared (a string, or a list of arguments), as outcome
+    records keep it: which command made a read, without storing the command's text."""
+    value: str | list[str] = command if isinstance(command, str) else list(command)
+    return "sha256:" + hashlib.sha256(orjson.dumps(value)).hexdigest()
+
+
 def records_dir(base_dir: Path) -> Path:
-    return base_dir.joinpath(*RECORDS_DIR)
+    return holdout_records_dir(base_dir)
 
 
 def relative(base_dir: Path, file: Path) -> str:
@@ -88,9 +95,14 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
     notes: list[str] = []
     if not folder.is_dir():
         return records, notes
-    for file in sorted(folder.glob("read-*.json")):
+    for file in sorted(item for item in folder.iterdir() if is_outcome_record_name(item.name)):
         try:
-            data = orjson.loads(file.read_bytes())
+            raw = read_evidence(
+                file, relative(base_dir, file), expected="a holdout outcome record", max_bytes=MAX_RECORD_BYTES
+            )
+            if raw is None:
+                continue  # removed since the folder was listed
+            data = orjson.loads(raw)
             if not isinstance(data, dict) or data.get("schema") != OUTCOMES_SCHEMA:
                 raise ValueError(f"schema is not {OUTCOMES_SCHEMA}")
             record = OutcomeRecord(
@@ -107,7 +119,7 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
                 strata=_strata(data),
                 data=data,
             )
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (OSError, StoreError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             notes.append(f"outcome record {relative(base_dir, file)} is unreadable and was ignored ({exc})")
             continue
         if log is None or log_key(base_dir, record.log) == log_key(base_dir, log):
@@ -200,6 +212,6 @@ def write_outcome_record(
     strata = strata_vector(testset, keys)
     if strata is not None:
         data["strata"] = strata
-    path = records_dir(base_dir) / f"read-{entry.seq:04d}-{entry.hash[:12]}.json"
+    path = records_dir(base_dir) / outcome_record_name(entry.seq, entry.hash)
     atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")
     return path

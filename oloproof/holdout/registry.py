@@ -41,13 +41,15 @@ from typing import Any
 import orjson
 
 from oloproof.errors import StoreError
-from oloproof.files import STORE_DIR, locked
+from oloproof.files import locked, read_evidence
 from oloproof.jsonl import dumps_line
 from oloproof.normalise import near_copy_bytes, near_copy_fields
+from oloproof.store import MAX_REGISTER_BYTES, locks_dir
+from oloproof.store import register_path as _register_path
+from oloproof.store import shown as store_shown
 from oloproof.testset import TestSet
 from oloproof.vcs import git_output
 
-REGISTER = "holdouts.jsonl"
 COMMITMENT_HEX = 32
 
 
@@ -121,7 +123,13 @@ def repository_root(base_dir: Path) -> Path:
 
 
 def register_path(root: Path) -> Path:
-    return root / STORE_DIR / REGISTER
+    """The register of the repository rooted at ``root`` (``oloproof.store`` owns the layout)."""
+    return _register_path(root)
+
+
+def register_shown() -> str:
+    """The register as named to people: ``.oloproof/holdouts.jsonl``, relative to the repository root."""
+    return store_shown("register")
 
 
 def relative_to_root(root: Path, path: Path) -> str:
@@ -163,12 +171,9 @@ def load_register(root: Path) -> Register:
     budget back."""
     register = Register(root=root)
     path = register_path(root)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_evidence(path, register_shown(), expected="the holdout register", max_bytes=MAX_REGISTER_BYTES)
+    if raw is None:
         return register
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the holdout register ({exc.strerror or exc})") from None
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -179,7 +184,7 @@ def load_register(root: Path) -> Register:
             if number == len(raw.splitlines()) and not raw.endswith(b"\n"):
                 continue  # a line torn by a crash mid-append: nothing after it, the next append ends it
             raise StoreError(
-                f"{relative_to_root(root, path)}:{number}: not a holdout register entry ({type(exc).__name__}); "
+                f"{register_shown()}:{number}: not a holdout register entry ({type(exc).__name__}); "
                 "the register is append-only: restore it from git"
             ) from None
     return register
@@ -216,7 +221,7 @@ def _take(register: Register, entry: Any) -> None:
 def register_lock(root: Path) -> Iterator[None]:
     """Held for a whole holdout read: reads of one repository's holdouts serialise, so no two can
     both see budget left when only one read remains."""
-    with locked(root / STORE_DIR / ".locks" / "holdouts.lock"):
+    with locked(locks_dir(root) / "holdouts.lock"):
         yield
 
 
@@ -267,7 +272,12 @@ def record_read(
 
 def _append(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise StoreError(
+            f"{path}: cannot append to the holdout register ({exc.strerror or exc}); a symlink is never written"
+        ) from None
     try:
         size = os.fstat(fd).st_size
         if size:

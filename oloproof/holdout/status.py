@@ -14,14 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
+from oloproof.files import read_evidence
 from oloproof.holdout.budget import DEFAULT_PSI, BudgetStatus, budget_status, other_reads, refusal
 from oloproof.holdout.cases import HoldoutUnavailable, holdout_spec, load_holdout, open_log
-from oloproof.holdout.history import REGISTER_SHOWN, unregistered_reads
+from oloproof.holdout.history import unregistered_reads
 from oloproof.holdout.log import BudgetEntry, LogError, LogState, RepairEntry, Witness, entry_json, printable, short
 from oloproof.holdout.read import check_reason, utc_now
-from oloproof.holdout.records import RECORDS_DIR, load_outcome_records, relative
-from oloproof.holdout.registry import register_path, repository_root
+from oloproof.holdout.records import load_outcome_records, relative
+from oloproof.holdout.registry import register_path, register_shown, repository_root
 from oloproof.holdout.verify import verify
+from oloproof.store import MAX_REGISTER_BYTES
+from oloproof.store import shown as store_shown
 from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
 
@@ -141,7 +144,8 @@ def _register_history_problem(release: Release, ref: str) -> str | None:
     old = git_bytes(root, "show", f"{ref}:{relative}")
     if old is None:
         return None  # not committed at ref: anything since is an addition
-    current = path.read_bytes() if path.exists() else b""
+    current = read_evidence(path, register_shown(), expected="the holdout register", max_bytes=MAX_REGISTER_BYTES)
+    current = current or b""
     if current.startswith(old):
         return None
     return (
@@ -191,13 +195,14 @@ def holdout_status(
     missing_records = [entry.seq for entry in state.reads if entry.hash not in recorded]
     if missing_records:
         notes.append(
-            f"no outcome record for read(s) {', '.join(map(str, missing_records))} under {'/'.join(RECORDS_DIR)}/: "
-            "paired comparisons cannot use them (commit .oloproof/holdout/ with the log)"
+            f"no outcome record for read(s) {', '.join(map(str, missing_records))} under "
+            f"{store_shown('holdout_records')}/: "
+            f"paired comparisons cannot use them (commit {store_shown('holdout_records')}/ with the log)"
         )
     unregistered = unregistered_reads(release, state)
     if unregistered:
         notes.append(
-            f"read(s) {', '.join(map(str, unregistered))} are not in the holdout register ({REGISTER_SHOWN}), which "
+            f"read(s) {', '.join(map(str, unregistered))} are not in the holdout register ({register_shown()}), which "
             "`oloproof holdout run` writes before every read: they were not made by it here, or the register was not "
             "committed; `oloproof gap` does not use them"
         )

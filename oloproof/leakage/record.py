@@ -17,14 +17,13 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from oloproof.errors import DataError, StoreError, UsageError
-from oloproof.files import STORE_DIR, atomic_write_bytes
+from oloproof.files import atomic_write_bytes, read_evidence
 from oloproof.identity import checker_identity
 from oloproof.leakage.images import PIXELS
 from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
@@ -32,6 +31,7 @@ from oloproof.leakage.plan import build_plan
 from oloproof.leakage.readers import detect
 from oloproof.leakage.scan import PARALLEL_MIN_BYTES, scan_training
 from oloproof.runstore import RunStore
+from oloproof.store import MAX_RECORD_BYTES, leakage_dir, short_digest, utc_stamp
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
-EVIDENCE_DIR = Path(STORE_DIR) / "evidence" / "leakage"
 NORMALISATION_TEXT = "strings NFKC-normalised, case-folded, format characters dropped, whitespace collapsed; 3 == 3.0"
 SHOWN_IDS = 50  # leaked ids listed in terminal reports (all of them are in the JSON)
 
@@ -259,7 +258,7 @@ def run_check(
         config_digest=release.digest,
         system_version=release.system.version,
         checker=checker_identity().to_json(),
-        created_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        created_at=utc_stamp(),
     )
 
 
@@ -269,8 +268,7 @@ def id_list(ids: tuple[str, ...], shown: int) -> str:
 
 
 def short(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    return f"{algo}:{hexpart[:12]}"
+    return short_digest(digest)
 
 
 # --------------------------------------------------------------------------- records
@@ -302,12 +300,12 @@ def training_key(training_path: str) -> str:
 
 def record_path(root: Path, digest: str, key: str) -> Path:
     """The record of a check of test set ``digest`` against the training file ``key`` (``record_key``)."""
-    return root / EVIDENCE_DIR / f"{_hex(digest)}.{training_key(key)}.json"
+    return leakage_dir(root) / f"{_hex(digest)}.{training_key(key)}.json"
 
 
 def legacy_record_path(root: Path, digest: str) -> Path:
     """Where one record per test set was kept before records were per training file."""
-    return root / EVIDENCE_DIR / f"{_hex(digest)}.json"
+    return leakage_dir(root) / f"{_hex(digest)}.json"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -344,8 +342,13 @@ def write_record(root: Path, result: LeakageResult, training: str) -> tuple[Path
 
 
 def _load(path: Path, shown: str) -> LeakageResult:
+    # Evidence: a regular file read with a cap, never through a symlink (a PR could point a record
+    # at a rewritten copy, or at /dev/zero).
+    raw = read_evidence(path, shown, expected="a leakage record", max_bytes=MAX_RECORD_BYTES)
+    if raw is None:
+        raise StoreError(f"{shown}: the leakage record disappeared while it was read; run the command again")
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         return LeakageResult.from_json(data)
@@ -358,7 +361,7 @@ def _load(path: Path, shown: str) -> LeakageResult:
 
 def all_records(root: Path) -> list[StoredRecord]:
     """Every record under the evidence folder, newest first."""
-    folder = root / EVIDENCE_DIR
+    folder = leakage_dir(root)
     if not folder.is_dir():
         return []
     found: list[StoredRecord] = []

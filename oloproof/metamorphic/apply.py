@@ -16,14 +16,12 @@ from typing import Any
 import orjson
 
 from oloproof.errors import DataError, UsageError
-from oloproof.files import STORE_DIR
 from oloproof.jsonl import dumps_line
 from oloproof.metamorphic.spec import TransformSpec
+from oloproof.store import metamorphic_dir, shown, store_dir, store_name
 from oloproof.testset import Case, TestSet, canonical_digest
 from oloproof.transforms.base import ABSENT, ApplyEnv, Unchanged, ValueProblem, get_path, set_path
 from oloproof.transforms.image import resolve_image
-
-OUT_DIR = "metamorphic"  # under .oloproof/
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,15 +47,15 @@ def output_env(spec: TransformSpec, base_dir: Path) -> ApplyEnv:
     transform that writes (images), that directory must resolve under ``.oloproof/`` (itself
     possibly a symlink: the store on another disk): a symlink inside the store pointing
     elsewhere would make the gate write outside it, so it is refused (exit 2)."""
-    relative = f"{STORE_DIR}/{OUT_DIR}/{spec.name}/{spec.digest}"
-    env = ApplyEnv(base_dir=base_dir, out_dir=base_dir / relative, out_rel=relative)
+    relative = f"{shown('metamorphic')}/{spec.name}/{spec.digest}"
+    env = ApplyEnv(base_dir=base_dir, out_dir=metamorphic_dir(base_dir) / spec.name / spec.digest, out_rel=relative)
     if spec.family == "image":
-        store = (base_dir / STORE_DIR).resolve()
+        store = store_dir(base_dir).resolve()
         target = env.out_dir.resolve()
         if not target.is_relative_to(store):
             raise UsageError(
                 f"refusing to write transformed images of '{spec.name}' to {target}: {relative}/ resolves outside "
-                f".oloproof/ ({store}); a symlink under .oloproof/{OUT_DIR}/ points elsewhere: remove it "
+                f"{store_name()}/ ({store}); a symlink under {shown('metamorphic')}/ points elsewhere: remove it "
                 "(the directory is rebuilt on the next run)"
             )
     return env

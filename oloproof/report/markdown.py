@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from oloproof.inert import inert_lines
 from oloproof.result import RuleResult
+from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
     declared = f" (release.yaml declares {code(short(release.system.version))})" if result.version_differs else ""
     lines.append(f"| System | {code(short(result.version))}{declared} |\n")
     lines.append(
-        f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(_short_digest(testset.digest))} |\n"
+        f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(short_digest(testset.digest))} |\n"
     )
     if run is not None:
         how = "reused" if result.run_reused else "new"
@@ -472,8 +473,3 @@ def _trimmed(
     if len(note.encode("utf-8")) > note_reserve:
         note = f"> **Trimmed:** the full summary is over GitHub's limit; {where}.\n\n"
     return header + note + "".join(parts)
-
-
-def _short_digest(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    return f"{algo}:{hexpart[:12]}"

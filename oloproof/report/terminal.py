@@ -10,6 +10,7 @@ from rich.text import Text
 
 from oloproof.inert import inert, inert_lines
 from oloproof.result import GateResult
+from oloproof.store import short_digest as short_digest  # one shortening; renderers import it from here too
 from oloproof.verdicts import Verdict
 
 STYLE = {
@@ -22,11 +23,6 @@ STYLE = {
 
 
 STDERR_LINES = 20  # of a failed system's stderr tail (the run keeps its last 4 KiB)
-
-
-def short_digest(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
-    return f"{algo}:{hexpart[:12]}"
 
 
 def build(result: GateResult) -> Group:

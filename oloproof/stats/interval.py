@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,3 +28,19 @@ class Interval:
     @property
     def width(self) -> float:
         return self.high - self.low
+
+
+def interval_json(interval: Interval | None) -> dict[str, Any] | None:
+    """The one JSON shape of an interval, in every report and record: estimate, low, high, level,
+    method, approximate, seed (null for deterministic methods)."""
+    if interval is None:
+        return None
+    return {
+        "estimate": interval.estimate,
+        "low": interval.low,
+        "high": interval.high,
+        "level": interval.level,
+        "method": interval.method,
+        "approximate": interval.approximate,
+        "seed": interval.seed,
+    }

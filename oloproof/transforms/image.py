@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oloproof.files import STORE_DIR, atomic_write_bytes
+from oloproof.files import atomic_write_bytes
 from oloproof.schema import Obj, Prop, Scalar
+from oloproof.store import store_dir
 from oloproof.transforms.base import (
     SEED_MAX,
     ApplyEnv,
@@ -54,7 +55,7 @@ def resolve_image(value: Any, base_dir: Path) -> Path:
     root = base_dir.resolve()
     try:
         path = (root / value).resolve()  # an absolute value replaces root
-        store = (root / STORE_DIR).resolve()  # the store may be a symlink (another disk): it is the project's too
+        store = store_dir(root).resolve()  # the store may be a symlink (another disk): it is the project's too
     except (OSError, RuntimeError) as exc:  # a symlink loop, an unreadable directory
         raise ValueProblem(f"cannot resolve image path {value}: {exc}") from None
     if not (path.is_relative_to(root) or path.is_relative_to(store)):
