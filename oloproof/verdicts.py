@@ -74,6 +74,10 @@ REASONS: dict[str, str] = {
     ),
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
+    "leakage_record_removed": (
+        "a pull request removes or replaces a leakage record that found leaks on the base branch: dropping it would "
+        "turn a leaked test set clean"
+    ),
     "holdout_log_moved": (
         "outcome records show reads of this holdout set under another log path: moving the log does not reset the "
         "budget"

@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from oloproof.action.evidence import current_bytes, evidence_problems, from_top, repository_top, unverifiable_problems
 from oloproof.action.github import ActionEnv
 from oloproof.config import Release
@@ -34,6 +36,7 @@ from oloproof.errors import StoreError
 from oloproof.files import read_evidence
 from oloproof.holdout.log import printable
 from oloproof.holdout.verify import verify
+from oloproof.leakage.record import LeakageResult
 from oloproof.result import CheckReport
 from oloproof.runstore import PinnedRuns
 from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir
@@ -116,28 +119,86 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
 
 
 def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
-    """The gate's row for the pull request's evidence: BLOCKED when a log was rewritten."""
+    """The gate's row for the pull request's evidence: BLOCKED when holdout evidence was removed,
+    replaced or rewritten, or a leakage record that found leaks was removed."""
     added = _holdout_changes(release, trust)
     if trust.available:
         problems = evidence_problems(release, trust.base_sha)
     else:
         problems = unverifiable_problems(release, trust.problems[0])
     leakage = _changed_leakage_records(release, trust)
-    lines = [*trust.problems, *leakage, *added]
+    leaky_removed, removed = _removed_leakage_records(release, trust)
+    lines = [*trust.problems, *leakage, *removed, *added]
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
-    if problems:
+    if problems or leaky_removed:
+        reasons = (
+            *(("holdout_log_tampered",) if problems else ()),
+            *(("leakage_record_removed",) if leaky_removed else ()),
+        )
+        what = " and ".join(
+            [
+                *(["holdout evidence"] if problems else []),
+                *(["a leakage record that found leaks"] if leaky_removed else []),
+            ]
+        )
         return CheckReport(
             name="pull-request",
             title="Pull request evidence",
-            status="holdout evidence the base branch holds was removed, replaced or rewritten",
+            status=f"{what} the base branch holds was removed, replaced or rewritten",
             verdict=Verdict.BLOCKED,
-            reasons=("holdout_log_tampered",),
+            reasons=reasons,
             blocks=True,
-            sentence="; ".join(problems) + ".",
+            sentence="; ".join([*problems, *leaky_removed]) + ".",
             lines=tuple(lines),
             source=release.path,
         )
     return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
+
+
+def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:
+    """Leakage records the base commit holds that this pull request removes (or replaces by
+    something that is not a regular file). Removing one that found leaks would turn a leaked test
+    set clean: BLOCKED (the fix is to take the leaked cases out of the test set, which changes its
+    digest). Removing a clean one is named for the reviewer."""
+    if not trust.available:
+        return [], []
+    top = repository_top(release.base_dir)
+    folder = from_top(top, leakage_dir(release.base_dir))
+    if folder is None:
+        return [], []
+    listing = git_bytes(top, "ls-tree", "-z", "--full-tree", trust.base_sha, "--", folder + "/") or b""
+    blocked: list[str] = []
+    named: list[str] = []
+    for item in listing.split(b"\0"):
+        meta, _, name = item.partition(b"\t")
+        parts = meta.split()
+        path = name.decode("utf-8", "replace")
+        if len(parts) != 3 or parts[1] != b"blob" or not path.endswith(".json"):
+            continue
+        shown = path.rsplit("/", 1)[-1]
+        try:
+            if current_bytes(top, path, expected="a leakage record", cap=MAX_RECORD_BYTES) is not None:
+                continue  # still a regular file there: a change is said by _changed_leakage_records
+        except StoreError:
+            pass  # a link, a FIFO, a device, oversized: not a record the gate reads
+        old = git_bytes(top, "cat-file", "blob", parts[2].decode()) or b""
+        try:
+            record = LeakageResult.from_json(orjson.loads(old))
+            leaked = len(record.leaked_ids)
+            training = record.training_name
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError):
+            leaked, training = 0, "?"
+        where = f"{store_shown('leakage')}/{printable(shown)}"
+        if leaked:
+            blocked.append(
+                f"the leakage record {where}, which found {leaked} leaked case(s) in {printable(training)}, is removed "
+                "or replaced by this pull request: leakage evidence that found leaks is never dropped in a pull "
+                "request (take the leaked cases out of the test set instead: its digest changes, and a new check "
+                "records it)"
+            )
+        else:
+            named.append(f"the leakage record {where} (clean, {printable(training)}) is removed by this pull request")
+    return blocked, named
 
 
 def _holdout_changes(release: Release, trust: BaseTrust) -> list[str]:

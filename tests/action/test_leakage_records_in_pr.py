@@ -1,0 +1,95 @@
+"""A pull request cannot drop leakage evidence that found leaks (issue 16, points 4 and 6).
+
+On the base branch a leakage check of the test set found leaked cases and its record is committed;
+with ``leakage: required`` the gate is INSUFFICIENT_EVIDENCE (``leaked_cases``). A pull request that
+deletes that record (or swaps it for a link to a clean one) would otherwise make the test set look
+unchecked-but-clean to a gate that only reads what is there. Such a pull request is BLOCKED
+(``leakage_record_removed``); removing a clean record is named for the reviewer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oloproof.cli.main import main as cli
+from tests.action.conftest import ActionRun
+from tests.action.test_pull_request_trust import git, pull_request, report
+from tests.conftest import labelled_cases, write_cases
+
+
+def leaky_base(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    root = action.workspace
+    write_cases(root / "data" / "test.jsonl", labelled_cases(100, 95))
+    text = (root / "release.yaml").read_text()
+    (root / "release.yaml").write_text(text + "leakage: required\n")
+    write_cases(root / "train" / "clean.jsonl", [{"answer": 7}])
+    write_cases(root / "train" / "leaky.jsonl", [{"answer": 0}])  # the five cases the system gets wrong
+    monkeypatch.chdir(root)
+    assert cli(["leakage", "check", "--training", "train/clean.jsonl", "--record", "--quiet"]) == 0
+    assert cli(["leakage", "check", "--training", "train/leaky.jsonl", "--record", "--quiet"]) == 4
+    folder = root / ".oloproof" / "evidence" / "leakage"
+    records = {json.loads(path.read_text())["training"]["name"]: path for path in folder.glob("*.json")}
+    assert set(records) == {"clean.jsonl", "leaky.jsonl"}, records
+    assert cli(["run", "--quiet"]) == 0
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return git(root, "rev-parse", "HEAD"), records["leaky.jsonl"]
+
+
+def pr_check(action: ActionRun, base: str) -> tuple[int, dict[str, object], str]:
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED, FAIL"})
+    data = report(action)
+    [check] = [item for item in data["checks"] if item["name"] == "pull-request"]  # type: ignore[union-attr]
+    return result.code, check, result.summary
+
+
+def test_the_base_gate_is_not_clean(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    leaky_base(action, monkeypatch)
+    assert cli(["gate", "--quiet"]) == 4  # leaked_cases: the evidence is invalid
+
+
+def test_deleting_a_record_that_found_leaks_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, leaky = leaky_base(action, monkeypatch)
+    leaky.unlink()
+    code, check, summary = pr_check(action, base)
+    assert code == 3, summary
+    assert check["verdict"] == "BLOCKED" and check["reasons"] == ["leakage_record_removed"], check
+    sentence = str(check["sentence"])
+    assert f"the leakage record .oloproof/evidence/leakage/{leaky.name}, which found 5 leaked case(s) in leaky.jsonl" in sentence
+    assert "is removed or replaced by this pull request" in sentence
+    assert f"leakage/{leaky.name}, which found 5 leaked case(s)" in summary
+
+
+@pytest.mark.parametrize("how", ["symlink to the clean record", "directory"])
+def test_a_record_replaced_by_something_not_a_file_stops_the_gate(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Evidence in a form that is not a regular file is never read (as for the holdout register):
+    the gate stops with exit 2 naming it, so nothing is decided and the job fails."""
+    base, leaky = leaky_base(action, monkeypatch)
+    clean = next(path for path in leaky.parent.glob("*.json") if path != leaky)
+    leaky.unlink()
+    if how.startswith("symlink"):
+        leaky.symlink_to(clean.name)
+    else:
+        leaky.mkdir()
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED, FAIL"})
+    assert result.code == 2, result.stdout
+    assert f".oloproof/evidence/leakage/{leaky.name}: is a " in result.summary
+    assert "oloproof gate: ERROR" in result.summary
+
+
+def test_removing_a_clean_record_is_named_not_blocked_by_the_pull_request_check(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, leaky = leaky_base(action, monkeypatch)
+    clean = next(path for path in leaky.parent.glob("*.json") if path != leaky)
+    clean.unlink()
+    code, check, summary = pr_check(action, base)
+    assert check["verdict"] != "BLOCKED", check
+    assert f"the leakage record .oloproof/evidence/leakage/{clean.name} (clean, clean.jsonl) is removed by this pull request" in check["lines"]  # type: ignore[operator]
+    assert report(action)["verdict"] == "INSUFFICIENT_EVIDENCE"  # the leaky record is still read: not clean
