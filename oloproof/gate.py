@@ -140,7 +140,7 @@ def run_gate(
             decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
     for check in checks.values():
-        rules += tuple(check.rule_results(ctx, rules))
+        rules += tuple(_invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
     reports = tuple(
         checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
     )
@@ -330,3 +330,19 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
 def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:
     merged = tuple(dict.fromkeys(outcome.reasons + codes))
     return replace(outcome, reasons=merged)
+
+
+def _invalidated(rule: RuleResult, codes: tuple[str, ...]) -> RuleResult:
+    """A check's own rule (the seeds recipe) on a test set whose evidence is invalid (leaked cases):
+    INSUFFICIENT_EVIDENCE whatever its method, every reason code kept (SPEC §2)."""
+    added = [code for code in codes if code not in rule.reasons]
+    if not added or rule.verdict == Verdict.BLOCKED:
+        return rule
+    decided = ("interval_clears_threshold", "interval_misses_threshold")
+    reasons = tuple(code for code in dict.fromkeys((*rule.reasons, *added)) if code not in decided)
+    return replace(
+        rule,
+        verdict=Verdict.INSUFFICIENT_EVIDENCE,
+        reasons=reasons,
+        sentence=f"{rule.sentence} The evidence is invalid ({', '.join(added)}), so the rule is not decided.",
+    )
