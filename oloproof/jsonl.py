@@ -100,13 +100,53 @@ def has_duplicate_keys(raw: bytes, value: Any) -> str | None:
     return duplicate_key(raw)
 
 
+# orjson reads an integer exactly only within [-2**63, 2**64): beyond, it silently returns the
+# nearest float (2**64 and 2**64 + 1 both become 1.8446744073709552e19) or fails ("number is
+# infinity"). A label must compare exactly, so a line holding a run of 19 or more digits (every
+# integer outside that range has one) is read by the standard parser, which keeps integers of any
+# size. Lines without one never pay for it.
+_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotFinite(text)
+    return value
+
+
+def loads(raw: bytes) -> Any:
+    """One JSON text, as orjson reads it but with integers of any size kept exact. Raises
+    ``orjson.JSONDecodeError`` (a ``ValueError``) for what orjson refuses, and ``ValueError`` for a
+    number out of range (a float beyond 1.8e308, an integer of more than 4300 digits)."""
+    if _LONG_DIGITS.search(raw) is None:
+        return orjson.loads(raw)
+    try:
+        orjson.loads(raw)  # the line's validity is orjson's call (UTF-8, NaN, surrogates...)
+    except orjson.JSONDecodeError as exc:
+        if "number" not in str(exc):  # not the out-of-range integer the standard parser reads
+            raise
+    try:
+        return json.loads(raw, parse_float=_finite_float, parse_constant=_reject_constant)
+    except (_NotFinite, _NonFinite) as exc:
+        raise ValueError(f"the number {exc} is out of range") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.set_int_max_str_digits)
+        raise ValueError(str(exc).split(";")[0]) from None
+
+
 def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
     """Parse one JSONL line that must hold a JSON object (a key given twice is an error: which
     value would count is a guess no gate should make)."""
     try:
-        value = orjson.loads(raw)
+        value = loads(raw)
     except orjson.JSONDecodeError as exc:
         raise DataError(path, line, _describe(exc, raw)) from None
+    except ValueError as exc:
+        raise DataError(path, line, f"not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
         raise DataError(path, line, f"expected a JSON object, got {kind}")
@@ -131,4 +171,18 @@ def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) ->
 
 def dumps_line(obj: Any) -> bytes:
     """One canonical JSONL line: sorted keys, compact, UTF-8, newline-terminated."""
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    return canonical(obj) + b"\n"
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, compact, UTF-8) for digests and stored lines. orjson
+    writes integers only within [-2**63, 2**64); an object holding a larger one (a label, a YAML
+    value) is written by the standard encoder instead, exactly, rather than failing."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        try:
+            text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            raise  # not a big integer: orjson's own error is the one to see
+        return text.encode("utf-8")

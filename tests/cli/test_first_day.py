@@ -133,3 +133,55 @@ def test_a_baseline_run_with_another_key_is_named_in_compare(
     assert project.cli("compare", "version:v0", "version:v1") == ExitCode.USAGE
     err = capsys.readouterr().err
     assert "30 of 30 outputs of run " in err and "(version v0) have no 'label' (they have: species)" in err
+
+
+# ----------------------------------------------------------------- integers beyond 2**53 and 2**64
+
+BIG = 2**64  # 18446744073709551616: orjson alone reads it, and BIG + 1, as the same float
+
+
+def big_cases(answers: list[int], expected: int = BIG) -> list[dict[str, object]]:
+    return [{"id": f"c{i:03d}", "answer": a, "expected": {"label": expected}} for i, a in enumerate(answers)]
+
+
+@pytest.mark.parametrize("big", [2**53 + 1, 2**63 + 1, 2**64, -(2**63) - 2, 10**30])
+def test_big_integer_labels_are_compared_exactly(project: Project, big: int) -> None:
+    # Half the answers are off by one: 30 of 60 correct, a FAIL of min 0.8 (main called every one equal).
+    project.write(
+        cases=big_cases([big + (i % 2) for i in range(60)], expected=big),
+        evaluators="  - {type: label_match, field: label}\n  - {type: within_tolerance, field: label, tolerance: 0}",
+        rules="  - {id: accurate, criterion: correct, min: 0.8}\n  - {id: close, criterion: within_tolerance, min: 0.8}",
+    )
+    out = project.root / "r.json"
+    assert project.cli("gate", "-q", "--json", str(out)) == ExitCode.FAIL
+    data = json.loads(out.read_text())
+    assert [rule["passes"] for rule in data["rules"]] == [30, 30]
+
+
+def test_imported_big_integer_outputs_are_exact(project: Project) -> None:
+    project.write(cases=big_cases([0] * 40), command=None)
+    preds = project.root / "preds.jsonl"
+    preds.write_text("".join(f'{{"id": "c{i:03d}", "label": {BIG + (i % 2)}}}\n' for i in range(40)))
+    assert project.cli("run", "--outputs", str(preds), "--version", "v1", "-q") == 0
+    out = project.root / "r.json"
+    assert project.cli("gate", "-q", "--json", str(out)) == ExitCode.FAIL
+    assert json.loads(out.read_text())["rules"][0]["passes"] == 20
+
+
+def test_test_sets_differing_only_beyond_2_64_have_different_digests(project: Project) -> None:
+    digests = []
+    for expected in (BIG, BIG + 1):
+        project.write(cases=big_cases([BIG] * 40, expected=expected))
+        out = project.root / "r.json"
+        project.cli("gate", "-q", "--json", str(out))
+        digests.append(json.loads(out.read_text())["testset"]["digest"])
+    assert digests[0] != digests[1]
+
+
+def test_a_number_too_large_for_a_float_is_a_data_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    path = project.root / "data" / "test.jsonl"
+    project.write(cases=big_cases([1]))
+    path.write_text('{"id": "c0", "answer": 1, "expected": {"label": 1e400}}\n', encoding="utf-8")
+    capsys.readouterr()
+    assert project.cli("gate", "-q") == ExitCode.USAGE
+    assert "test.jsonl:1: not valid JSON" in capsys.readouterr().err
