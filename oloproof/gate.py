@@ -23,7 +23,7 @@ from oloproof.holdout.cases import refuse_holdout_as_dev_set
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.leakage.check import LeakageCheck
-from oloproof.metamorphic.variants import VariantProvider
+from oloproof.metamorphic.variants import VariantProvider, check_declared_paths
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
@@ -44,6 +44,8 @@ def load_dev_testset(release: Release) -> TestSet:
     path = release.resolve(release.testset_path)
     testset = load_testset(path, display=display_path(path))
     refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
+    for spec in release.metamorphic.transforms if release.metamorphic is not None else ():
+        check_declared_paths(release, spec, testset)  # every declared transform, whether a rule reads it or not
     return testset
 
 
@@ -76,6 +78,7 @@ def run_gate(
         problems: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
         decided: bool = True,
+        tried: tuple[str, ...] = (),
     ) -> GateResult:
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(
@@ -90,7 +93,7 @@ def run_gate(
             problems=problems,
             checker=checker_identity(),
             generated_at=generated_at,
-            limitations=limitations_for(release) if decided else LIMITATIONS,  # a blocked gate tried nothing
+            limitations=limitations_for(release, tried) if decided else LIMITATIONS,  # a blocked gate tried nothing
             run_notes=notes,
         )
 
@@ -144,7 +147,15 @@ def run_gate(
     reports = tuple(
         checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
     )
-    return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems, notes=run_notes)
+    return result(
+        rules,
+        run=record,
+        reused=reused,
+        outcomes=outcomes,
+        problems=problems,
+        notes=run_notes,
+        tried=variants.tried() if variants is not None else (),
+    )
 
 
 def _evaluate(
@@ -301,10 +312,13 @@ def _decide_regression(
     return result
 
 
-def limitations_for(release: Release) -> tuple[str, ...]:
+def limitations_for(release: Release, tried: tuple[str, ...]) -> tuple[str, ...]:
+    """What this gate cannot tell; of the declared transforms, only those in ``tried`` (the system
+    answered their copies) are said to have been tried."""
     if release.metamorphic is None:
         return LIMITATIONS
-    return LIMITATIONS + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
+    not_run = tuple(name for name in release.metamorphic.names() if name not in tried)
+    return LIMITATIONS + metamorphic_limitations(tried, not_run=not_run)
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:

@@ -185,3 +185,65 @@ def test_a_number_too_large_for_a_float_is_a_data_error(project: Project, capsys
     capsys.readouterr()
     assert project.cli("gate", "-q") == ExitCode.USAGE
     assert "test.jsonl:1: not valid JSON" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- declared transforms
+
+TRANSFORMS = """\
+metamorphic:
+  transforms:
+    - name: noise
+      field: features
+      perturb: {{kind: numeric_noise, scale: {{x: 0.5}}, seed: 2}}
+    - name: other
+      field: features
+      perturb: {{kind: numeric_noise, scale: {{{other_key}: 0.5}}, seed: 3}}
+"""
+
+
+def transform_project(project: Project, *, other_key: str = "y", read_noise: bool = True) -> None:
+    cases = [
+        {"id": f"c{i:03d}", "answer": 1, "features": {"x": float(i), "y": 1.0}, "expected": {"label": 1}}
+        for i in range(40)
+    ]
+    relation = "\n  - {type: metamorphic_relation, relation: same_label, transform: noise, field: label}"
+    project.write(
+        cases=cases,
+        evaluators="  - {type: label_match, field: label}" + (relation if read_noise else ""),
+        extra=TRANSFORMS.format(other_key=other_key),
+    )
+
+
+def test_a_misspelt_scale_key_is_an_error_for_a_transform_no_rule_reads(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transform_project(project, other_key="yy")  # `other` has no evaluator and no rule; its key is misspelt
+    for argv in (("gate", "-q"), ("compare", "latest", "latest"), ("run", "-q")):
+        capsys.readouterr()
+        assert project.cli(*argv) == ExitCode.USAGE, argv
+        err = capsys.readouterr().err
+        assert "metamorphic.transforms[1].perturb.scale.yy: no case of " in err, argv
+        assert "has 'features.yy' (did you mean 'y'?)" in err
+    assert not (project.root / ".oloproof" / "runs").exists()  # refused before the system ran
+
+
+def test_what_this_cannot_tell_names_only_the_transforms_run(project: Project) -> None:
+    transform_project(project)  # `noise` is read by an evaluator; `other` by nothing
+    out = project.root / "r.json"
+    project.cli("gate", "-q", "--json", str(out))
+    said = json.loads(out.read_text())["limitations"]
+    assert any(item.startswith("Perturbations nobody declared: only noise was tried") for item in said)
+    assert not any("other was tried" in item or "noise and other" in item for item in said)
+    assert any(item.startswith("Declared but not tried: other (its flip rate was not measured") for item in said)
+
+
+def test_no_transform_run_means_none_is_said_to_be_tried(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    transform_project(project, read_noise=False)
+    out = project.root / "r.json"
+    capsys.readouterr()
+    assert project.cli("gate", "--json", str(out)) == ExitCode.PASS
+    said = json.loads(out.read_text())["limitations"]
+    assert not any("tried, at the declared size" in item for item in said)
+    assert not any(item.startswith("Certified robustness") for item in said)
+    assert any(item.startswith("Perturbations: none was tried (noise and other declared") for item in said)
+    assert "only noise" not in capsys.readouterr().out
