@@ -55,6 +55,8 @@ def open_regular(path: str | os.PathLike[str], shown: str, *, expected: str = "a
         raise error(f"is a directory, expected {expected}") from None
     except OSError as exc:
         raise error(f"cannot read it ({exc.strerror or exc})") from None
+    except ValueError:  # a NUL byte: no file has such a name
+        raise error("a path cannot contain a NUL byte") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

@@ -174,6 +174,23 @@ def dumps_line(obj: Any) -> bytes:
     return canonical(obj) + b"\n"
 
 
+def pretty(data: Any) -> bytes:
+    """An indented JSON document (numpy values allowed), exact for integers of any size (a number
+    of cases needed may exceed 2**64)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    except orjson.JSONEncodeError:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=_plain)
+        return text.encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar or array as plain Python (for the standard encoder)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def canonical(obj: Any) -> bytes:
     """Canonical JSON bytes (sorted keys, compact, UTF-8) for digests and stored lines. orjson
     writes integers only within [-2**63, 2**64); an object holding a larger one (a label, a YAML
