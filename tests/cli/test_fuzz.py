@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from oloproof.cli.main import build_parser, main
 from tests.conftest import ECHO
 
-EXAMPLES = int(os.environ.get("OLOPROOF_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("OLOPROOF_FUZZ_EXAMPLES", "80"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=timedelta(seconds=30),
@@ -56,6 +56,8 @@ TEXTS = [
     "version:v0", "version:nope", "~", "@", "..", ".", "data", "release.yaml", "missing.jsonl", "binary.bin",
     "empty.jsonl", "a\x00b", "é", "\u202e", "::error::x", "x" * 300, "/dev/null", "noise", "n",
 ]
+# Files of the project (and an outputs file holding a big integer and a NaN-free float).
+FILES = ["train.jsonl", "data/test.jsonl", "preds.jsonl", "seeds.yaml", "policy.yaml", "evals/holdout.jsonl", "data"]
 # Output options: always a file name inside the project copy (or `-`).
 OUTPUTS = ["out.json", "-", "data", "release.yaml.out", "sub/dir/out.json", "empty.jsonl"]
 # Commands a fuzzed --command may name: nothing that writes or waits.
@@ -86,6 +88,10 @@ def _values(action: argparse.Action) -> st.SearchStrategy[str]:
         return st.sampled_from(["noise"] * 4 + TEXTS[:6])
     if action.dest in {"ref", "ref_a", "ref_b", "baseline", "current"}:
         return st.sampled_from(["latest", "latest~1", "version:v0", "version:v1"] * 2 + TEXTS)
+    if action.dest in {"training", "outputs", "labels", "seeds_file", "policy", "image_root", "weights"}:
+        return st.sampled_from(FILES * 3 + TEXTS)
+    if action.dest == "field":
+        return st.sampled_from(["text", "features", "features.x", "answer", *TEXTS[:8]])
     if action.dest == "dir":
         return st.sampled_from(["new", "data", ".", "release.yaml", "x" * 300])
     choices = [str(choice) for choice in action.choices] if action.choices else []
@@ -176,6 +182,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _write(root / "evals" / "holdout.jsonl", "".join(json.dumps(_case(i, "h")) + "\n" for i in range(20)))
     _write(root / "train.jsonl", json.dumps({"answer": 1, "text": "c case 3", "features": {"x": 4.5}}) + "\n")
     _write(root / "empty.jsonl", "")
+    _write(root / "policy.yaml", yaml.safe_dump({"rules": [{"id": "r", "criterion": "correct", "min": 0.5}]}))
+    _write(root / "preds.jsonl", "".join(f'{{"id": "c{i:03d}", "label": {2**64 + i % 2}}}\n' for i in range(CASES)))
     _write(root / "binary.bin", bytes(range(256)))
     checkpoints = {
         f"s{i}": {"command": f"{sys.executable} {ECHO} --tag {i}" + (f" --drop c{i:03d}" if i else "")} for i in range(3)
@@ -331,3 +339,9 @@ def test_init_onto_a_file_says_it_is_a_file(tmp_path: Path) -> None:
 def test_a_nul_byte_in_an_argument_is_a_usage_error(tmp_path: Path) -> None:
     code, err = _run(["gap", "--baseline", "latest", "--weights", "a\x00b"], tmp_path)
     assert code == 2 and "weights: an argument cannot contain a NUL byte" in err
+
+
+def test_a_file_name_too_long_is_a_usage_error(project: Path) -> None:
+    with copy_of(project) as work:
+        code, err = _run(["leakage", "check", "--training", "train.jsonl", "--image-root", "x" * 300], work)
+    assert code == 2 and "file name too long (300 characters in its last part)" in err, err
