@@ -247,3 +247,32 @@ def test_no_transform_run_means_none_is_said_to_be_tried(project: Project, capsy
     assert not any(item.startswith("Certified robustness") for item in said)
     assert any(item.startswith("Perturbations: none was tried (noise and other declared") for item in said)
     assert "only noise" not in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- seeds with nothing to estimate
+
+
+def test_seeds_whose_checkpoints_all_crash_are_insufficient_not_exit_70(project: Project) -> None:
+    (project.root / "seeds.yaml").write_text(
+        "recipe: r\ncheckpoints:\n"
+        + "".join(
+            f"  s{i}: {{command: {shlex.join([sys.executable, str(ECHO), '--crash-after', '0', '--tag', str(i)])}}}\n"
+            for i in range(3)
+        )
+        + "rule: {id: recipe, criterion: correct, min: 0.5}\n",
+        encoding="utf-8",
+    )
+    project.write(cases=labelled_cases(30, 30), extra="seeds: seeds.yaml\n")
+    out = project.root / "seeds.json"
+    assert project.cli("seeds", "-q", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
+    rule = json.loads(out.read_text())["rule"]
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "missing_outputs" in rule["reasons"]
+    assert rule["sentence"] == "recipe r: no checkpoint answered any case, so the recipe is not judged."
+
+
+def test_seeds_on_a_one_case_set_are_insufficient_not_exit_70(project: Project) -> None:
+    seeds_file(project, "label")
+    project.write(cases=labelled_cases(1, 1), extra="seeds: seeds.yaml\n")
+    out = project.root / "seeds.json"
+    assert project.cli("seeds", "-q", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
+    assert "the test set has one case, and a recipe's interval needs at least two" in json.loads(out.read_text())["rule"]["sentence"]
