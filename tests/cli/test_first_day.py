@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from oloproof.cli.main import main
 from oloproof.errors import ExitCode
 from tests.conftest import ECHO, Project, labelled_cases
 
@@ -276,3 +277,14 @@ def test_seeds_on_a_one_case_set_are_insufficient_not_exit_70(project: Project) 
     out = project.root / "seeds.json"
     assert project.cli("seeds", "-q", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
     assert "the test set has one case, and a recipe's interval needs at least two" in json.loads(out.read_text())["rule"]["sentence"]
+
+
+def test_the_labelling_page_shows_a_big_integer_label_exactly(project: Project) -> None:
+    cases = [{"id": f"c{i}", "answer": 1, "text": f"good case {i}", "expected": {"label": BIG + 1}} for i in range(5)]
+    project.write(
+        cases=cases,
+        extra="metamorphic:\n  transforms:\n    - name: t\n      field: text\n      perturb: {kind: case, to: upper}\n",
+    )
+    page = project.root / "t.html"
+    assert main(["metamorphic", "label", "t", "-c", project.config, "-o", str(page)]) == 0
+    assert str(BIG + 1) in page.read_text(encoding="utf-8")
