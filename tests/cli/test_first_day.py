@@ -288,3 +288,36 @@ def test_the_labelling_page_shows_a_big_integer_label_exactly(project: Project) 
     page = project.root / "t.html"
     assert main(["metamorphic", "label", "t", "-c", project.config, "-o", str(page)]) == 0
     assert str(BIG + 1) in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("row_value", "leaked"), [(BIG + 1, True), (BIG, False)])
+def test_leakage_compares_big_integers_exactly(project: Project, row_value: int, leaked: bool) -> None:
+    # The case's input is 2**64 + 1; a training row with the same integer is a leak, one with 2**64 is not.
+    cases = [{"id": "c0", "answer": 1, "account": BIG + 1, "expected": {"label": 1}}] + [
+        {"id": f"c{i}", "answer": 1, "account": i, "expected": {"label": 1}} for i in range(1, 30)
+    ]
+    project.write(cases=cases)
+    training = project.root / "private" / "training.jsonl"
+    training.parent.mkdir()
+    training.write_text("".join(f'{{"account": {v}, "answer": 1}}\n' for v in (row_value, 10**6, 10**7)))
+    out = project.root / "leak.json"
+    code = project.cli("leakage", "check", "--training", str(training), "--field", "account", "--json", str(out), "-q")
+    data = json.loads(out.read_text())
+    assert (code == ExitCode.INSUFFICIENT_EVIDENCE) is leaked, data
+    assert (data["leaked_ids"] == ["c0"]) is leaked
+
+
+def test_the_long_integer_scan_agrees_with_its_regex() -> None:
+    # The fast scan (digits as 0, a substring search, then the two ends of each run) must find
+    # exactly the integer literals of 19 or more digits that the plain regex finds.
+    import random
+
+    from oloproof.jsonl import _LONG_DIGITS, _has_long_integer
+
+    rng = random.Random(16)
+    for _ in range(5000):
+        text = "".join(rng.choice("0123456789.eE-x ,") for _ in range(rng.randint(0, 40)))
+        raw = text.replace(" ", "1" * rng.randint(0, 25)).encode()
+        assert _has_long_integer(raw) is (_LONG_DIGITS.search(raw) is not None), raw
+    assert not _has_long_integer(b'{"x": 0.00012345678901234567}')  # a float's digits
+    assert _has_long_integer(b'{"x": -9223372036854775809}')
