@@ -161,6 +161,8 @@ def loads(raw: bytes) -> Any:
         return json.loads(raw, parse_float=_finite_float, parse_constant=_reject_constant)
     except (_NotFinite, _NonFinite) as exc:
         raise ValueError(f"the number {exc} is out of range") from None
+    except RecursionError:  # orjson reads 1024 levels, the standard parser about 1000
+        raise ValueError("nested too deeply") from None
     except ValueError as exc:  # an integer of more than 4300 digits (sys.set_int_max_str_digits)
         raise ValueError(str(exc).split(";")[0]) from None
 

@@ -169,8 +169,9 @@ class Matcher:
             except orjson.JSONDecodeError as exc:
                 bad += self._bad_json(raw, exc, line)
                 continue
-            except ValueError:  # a number out of range, read exactly
-                self.malformed(line, "not valid JSON (a number out of range)")
+            except ValueError as exc:  # read exactly: a number out of range, or nested too deeply
+                why = "nested too deeply" if "nested" in str(exc) else "a number out of range"  # never the content
+                self.malformed(line, f"not valid JSON ({why})")
                 bad += 1
                 continue
             if type(row) is not dict:

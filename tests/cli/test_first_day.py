@@ -321,3 +321,15 @@ def test_the_long_integer_scan_agrees_with_its_regex() -> None:
         assert _has_long_integer(raw) is (_LONG_DIGITS.search(raw) is not None), raw
     assert not _has_long_integer(b'{"x": 0.00012345678901234567}')  # a float's digits
     assert _has_long_integer(b'{"x": -9223372036854775809}')
+
+
+def test_a_deep_line_with_a_big_integer_is_a_data_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    # orjson reads 1024 levels, the standard parser (which keeps big integers) about 1000.
+    project.write(cases=big_cases([1]))
+    deep = "[" * 1010 + "]" * 1010
+    (project.root / "data" / "test.jsonl").write_text(
+        f'{{"id": "c0", "answer": 1, "deep": {deep}, "expected": {{"label": {BIG + 1}}}}}\n', encoding="utf-8"
+    )
+    capsys.readouterr()
+    assert project.cli("gate", "-q") == ExitCode.USAGE
+    assert "test.jsonl:1: not valid JSON (nested too deeply)" in capsys.readouterr().err
