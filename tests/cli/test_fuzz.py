@@ -354,3 +354,45 @@ def test_a_file_name_too_long_is_a_usage_error(project: Path) -> None:
     with copy_of(project) as work:
         code, err = _run(["leakage", "check", "--training", "train.jsonl", "--image-root", "x" * 300], work)
     assert code == 2 and "file name too long (300 characters in its last part)" in err, err
+
+
+# --------------------------------------------------------------------------- data files
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+RAW_LINES = st.sampled_from(
+    [b"", b"{}", b"[]", b"null", b"{\"id\": 1}", b"\xff\xfe", b"{\"id\": \"x\", \"expected\": NaN}", b"{" * 2000, b"1e400"]
+)
+
+
+@settings(FUZZ, max_examples=max(1, EXAMPLES // 3))
+@given(
+    case=st.dictionaries(st.sampled_from(["id", "expected", "answer", "group", "stratum", "text", "features"]), JSON_VALUES),
+    raw=st.none() | RAW_LINES,
+)
+def test_no_test_set_content_exits_70(project: Path, case: dict[str, Any], raw: bytes | None) -> None:
+    with copy_of(project) as work:
+        path = work / "data" / "test.jsonl"
+        line = raw if raw is not None else json.dumps(case).encode()
+        path.write_bytes(path.read_bytes() + line + b"\n")
+        code, err = _run(["gate", "-q"], work)
+    assert_no_crash(["gate", f"(test.jsonl + {line[:200]!r})"], code, err)
+
+
+@settings(FUZZ, max_examples=max(1, EXAMPLES // 3))
+@given(output=st.dictionaries(st.sampled_from(["id", "label", "score", "text"]), JSON_VALUES), raw=st.none() | RAW_LINES)
+def test_no_imported_output_exits_70(project: Path, output: dict[str, Any], raw: bytes | None) -> None:
+    with copy_of(project) as work:
+        line = raw if raw is not None else json.dumps({"id": "c000", **output}).encode()
+        (work / "fuzz-preds.jsonl").write_bytes(line + b"\n" + (work / "preds.jsonl").read_bytes())
+        code, err = _run(["run", "--outputs", "fuzz-preds.jsonl", "--version", "v9", "-q"], work)
+        assert_no_crash(["run --outputs", repr(line[:200])], code, err)
+        code, err = _run(["gate", "-q", "--run", "version:v9"], work)
+    assert_no_crash(["gate --run version:v9", repr(line[:200])], code, err)
