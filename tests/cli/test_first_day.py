@@ -333,3 +333,22 @@ def test_a_deep_line_with_a_big_integer_is_a_data_error(project: Project, capsys
     capsys.readouterr()
     assert project.cli("gate", "-q") == ExitCode.USAGE
     assert "test.jsonl:1: not valid JSON (nested too deeply)" in capsys.readouterr().err
+
+
+def test_a_holdout_read_with_the_wrong_key_is_recorded_not_refused(project: Project) -> None:
+    # The system has seen the holdout once it ran: the read is logged and spent either way, so it
+    # is recorded with every output lacking the key counted as missing, not refused after the fact.
+    project.write(
+        cases=labelled_cases(30, 30),
+        system_args="--field species",
+        extra="holdout:\n  cases: evals/holdout.jsonl\n  budget: 3\n  log: evals/READS.log\n",
+    )
+    holdout = project.root / "evals" / "holdout.jsonl"
+    holdout.parent.mkdir()
+    holdout.write_text("".join(json.dumps({**c, "source": "h"}) + "\n" for c in labelled_cases(40, 40, prefix="h")))
+    out = project.root / "read.json"
+    code = project.cli("holdout", "run", "--reason", "first read", "--json", str(out), "-q")
+    assert code in (0, 4), code
+    data = json.loads(out.read_text())
+    assert data["entry"]["missing"] == 40 and data["entry"]["answered"] == 0
+    assert (project.root / "evals" / "READS.log").read_text().count("\n") >= 2
