@@ -250,7 +250,7 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
 YAML_VALUES: list[Any] = [
     None, "", "x", "latest~99", "version:", "../outside.jsonl", "/dev/null", "data", "é\u202e", 0, -1, 1, 2, 0.5,
     1e-200, 5e-324, 1e308, float("inf"), float("nan"), 2**70, -(2**70), True, [], {}, [1], {"a": 1}, {"kind": "blur"},
-    [{"id": "x"}], "0.8x", "100000000000000000000000000",
+    [{"id": "x"}], "0.8x", "100000000000000000000000000", "policy.yaml", "seeds.yaml", "train.jsonl",
 ]
 PATHS = list(_paths(release_document(Path("."))))
 COMMANDS_AFTER_EDIT = [
