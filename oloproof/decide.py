@@ -50,7 +50,7 @@ def unfit_for_review(reasons: Sequence[str]) -> str:
         return f"the evidence is invalid ({', '.join(invalid)})"
     incomplete = [code for code in reasons if code in INCOMPLETE]
     if incomplete:
-        return f"the evidence is incomplete ({', '.join(incomplete)}) and only an approximate method exists"
+        return f"the evidence is incomplete ({', '.join(incomplete)})"
     return ""
 
 
