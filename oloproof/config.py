@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, SpecError, Where
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.files import display_path, read_text
 from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
+from oloproof.jsonl import canonical
 from oloproof.leakage.spec import LEAKAGE
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, Rule, build_policy
@@ -179,7 +178,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
             "checkpoints": seeds.digest_source(),
             "rule": [rule.id, rule.criterion, rule.kind, rule.threshold],
         }
-    digest = "sha256:" + hashlib.sha256(orjson.dumps(digest_source, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    digest = "sha256:" + hashlib.sha256(canonical(digest_source)).hexdigest()
     return Release(
         path=shown,
         file=file,

@@ -4,7 +4,7 @@ A ``min`` rule PASSes iff the lower bound is at least ``min`` and FAILs iff the 
 is below it; a ``max`` rule mirrors that. Anything else is INSUFFICIENT_EVIDENCE. An
 approximate interval decides only when the policy allows approximate methods (otherwise
 MANUAL_REVIEW), and evidence marked invalid (an untrusted judge, leaked cases) never
-decides at all.
+decides at all: it is INSUFFICIENT_EVIDENCE whatever the method, with every reason code kept.
 """
 
 from __future__ import annotations
@@ -34,7 +34,24 @@ INVALIDATING = (
     "transform_changes_meaning",
 )
 
+# Evidence a person must not be asked to review: with these the rule is INSUFFICIENT_EVIDENCE
+# where it would otherwise be MANUAL_REVIEW (an approximate method). Missing outputs alone never
+# invalidate an exact interval (they are bounded: failures below, passes above), but a "manual
+# review" is for valid and complete evidence only (SPEC §2; issue 16).
+INCOMPLETE = ("missing_outputs",)
+
 MIN_CLUSTERS = 30
+
+
+def unfit_for_review(reasons: Sequence[str]) -> str:
+    """Why evidence with these reason codes cannot go to a manual review ("" when it can)."""
+    invalid = [code for code in reasons if code in INVALIDATING]
+    if invalid:
+        return f"the evidence is invalid ({', '.join(invalid)})"
+    incomplete = [code for code in reasons if code in INCOMPLETE]
+    if incomplete:
+        return f"the evidence is incomplete ({', '.join(incomplete)})"
+    return ""
 
 
 def fmt(value: float) -> str:
@@ -115,8 +132,12 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     )
     codes: tuple[str, ...]
     if interval is None:
-        verdict, codes = Verdict.MANUAL_REVIEW, tuple(reasons)
-        sentence = f"{rule.criterion}: {details['no_method']}; review by hand."
+        unfit = unfit_for_review(reasons)
+        verdict = Verdict.INSUFFICIENT_EVIDENCE if unfit else Verdict.MANUAL_REVIEW
+        codes = tuple(reasons)
+        sentence = f"{rule.criterion}: {details['no_method']}; " + (
+            f"{unfit}, so the rule is not decided." if unfit else "review by hand."
+        )
     else:
         verdict, codes, sentence = _verdict(
             rule,
@@ -190,6 +211,17 @@ def _verdict(
             Verdict.INSUFFICIENT_EVIDENCE,
             tuple(reasons),
             (f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."),
+        )
+    review = (interval.approximate and not policy.allow_approximate_methods) or "few_clusters" in reasons
+    if review and "missing_outputs" in reasons:
+        codes = [*reasons, "approximate_method"] if interval.approximate else reasons
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            tuple(dict.fromkeys(codes)),
+            (
+                f"{head}; {unfit_for_review(reasons)}: a manual review needs every output, so the rule is not "
+                "decided; make the system answer every case."
+            ),
         )
     if interval.approximate and not policy.allow_approximate_methods:
         why = (
@@ -322,16 +354,22 @@ def decide_regression(
         line=rule.line,
     )
     if now.kind != "binary" or baseline.kind != "binary":
+        import numpy as np  # lazy: start-up
+
+        missing = int(np.isnan(now.values).sum() + np.isnan(baseline.values).sum())
+        codes = ["approximate_method", *(["missing_outputs"] if missing else []), *now.reasons, *baseline.reasons]
+        codes = list(dict.fromkeys(codes))
+        unfit = unfit_for_review(codes)
         return RuleResult(
-            verdict=Verdict.MANUAL_REVIEW,
-            reasons=("approximate_method",),
+            verdict=Verdict.INSUFFICIENT_EVIDENCE if unfit else Verdict.MANUAL_REVIEW,
+            reasons=tuple(codes),
             interval=None,
             passes=None,
-            missing=0,
+            missing=missing,
             resolution=None,
             sentence=(
-                f"{rule.criterion}: no paired interval is implemented for score criteria; review the regression by "
-                "hand."
+                f"{rule.criterion}: no paired interval is implemented for score criteria; "
+                + (f"{unfit}, so the rule is not decided." if unfit else "review the regression by hand.")
             ),
             **common,  # type: ignore[arg-type]
         )

@@ -5,6 +5,9 @@ becomes its exit code, decided here once.
 - SIGTERM (a cancelled CI job, ``timeout``, ``docker stop``) → 143, Ctrl-C → 130: both raise in the
   main thread, so the same clean-up runs (systems killed, nothing half-written kept);
 - a closed stdout (``BrokenPipeError``) → 0: the reader went away, which is not the tool breaking;
+- a file name the operating system refuses as too long (``ENAMETOOLONG``) → 2: every name oloproof
+  opens comes from an argument or a config value, and ``Path.exists()`` raises it rather than
+  answering False, so it is caught here once instead of at every test of a path;
 - anything else → 70, a bug in oloproof.
 
 "The gate said no" (1, 3, 4, 5) is the body's own return value and never passes through here.
@@ -15,6 +18,7 @@ CLI; annotations, a summary and outputs for the action).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import threading
@@ -22,7 +26,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from oloproof.errors import ExitCode, OloproofError, Terminated
+from oloproof.errors import ExitCode, OloproofError, Terminated, UsageError
 
 
 class Presenter(Protocol):
@@ -52,6 +56,15 @@ def run_guarded(body: Callable[[], int], presenter: Presenter) -> int:
     except BrokenPipeError:
         presenter.broken_pipe()
         return int(ExitCode.PASS)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            presenter.internal(exc)
+            return int(ExitCode.INTERNAL)
+        name = os.fsdecode(exc.filename) if exc.filename is not None else "a path"
+        shown = name if len(name) <= 80 else f"{name[:60]}…{name[-16:]}"
+        error = UsageError(f"{shown}: file name too long ({len(os.path.basename(name))} characters in its last part)")
+        presenter.error(error)
+        return int(error.exit_code)
     except Exception as exc:  # the one place that turns bugs into exit 70
         presenter.internal(exc)
         return int(ExitCode.INTERNAL)

@@ -23,7 +23,7 @@ from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
-from oloproof.metamorphic.variants import VariantProvider
+from oloproof.metamorphic.variants import VariantProvider, check_declared_paths
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
@@ -45,6 +45,8 @@ def load_dev_testset(release: Release) -> TestSet:
     path = release.resolve(release.testset_path)
     testset = load_testset(path, display=display_path(path))
     refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
+    for spec in release.metamorphic.transforms if release.metamorphic is not None else ():
+        check_declared_paths(release, spec, testset)  # every declared transform, whether a rule reads it or not
     return testset
 
 
@@ -79,6 +81,7 @@ def run_gate(
         problems: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
         decided: bool = True,
+        tried: tuple[str, ...] = (),
     ) -> GateResult:
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(
@@ -93,7 +96,7 @@ def run_gate(
             problems=problems,
             checker=checker_identity(),
             generated_at=generated_at,
-            limitations=limitations_for(release) if decided else LIMITATIONS,  # a blocked gate tried nothing
+            limitations=limitations_for(release, tried) if decided else LIMITATIONS,  # a blocked gate tried nothing
             run_notes=notes,
         )
 
@@ -157,7 +160,7 @@ def run_gate(
             decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
     for check in checks.values():
-        rules += tuple(check.rule_results(ctx, rules))
+        rules += tuple(_invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
     reports = tuple(
         checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
     )
@@ -174,7 +177,15 @@ def run_gate(
             generated_at=generated_at,
         ),
     )  # what left the test set since this config's last gate (issue 16 §6)
-    return result(rules, run=record, reused=reused, outcomes=outcomes, problems=problems, notes=run_notes)
+    return result(
+        rules,
+        run=record,
+        reused=reused,
+        outcomes=outcomes,
+        problems=problems,
+        notes=run_notes,
+        tried=variants.tried() if variants is not None else (),
+    )
 
 
 def _evaluate(
@@ -333,11 +344,14 @@ def _decide_regression(
     return result
 
 
-def limitations_for(release: Release) -> tuple[str, ...]:
+def limitations_for(release: Release, tried: tuple[str, ...]) -> tuple[str, ...]:
+    """What this gate cannot tell; of the declared transforms, only those in ``tried`` (the system
+    answered their copies) are said to have been tried."""
     found = LIMITATIONS + ((UNDECLARED_FILES,) if release.system.command is not None else ())
     if release.metamorphic is None:
         return found
-    return found + metamorphic_limitations(tuple(spec.name for spec in release.metamorphic.transforms))
+    not_run = tuple(name for name in release.metamorphic.names() if name not in tried)
+    return found + metamorphic_limitations(tried, not_run=not_run)
 
 
 def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
@@ -363,3 +377,19 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
 def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> CriterionOutcome:
     merged = tuple(dict.fromkeys(outcome.reasons + codes))
     return replace(outcome, reasons=merged)
+
+
+def _invalidated(rule: RuleResult, codes: tuple[str, ...]) -> RuleResult:
+    """A check's own rule (the seeds recipe) on a test set whose evidence is invalid (leaked cases):
+    INSUFFICIENT_EVIDENCE whatever its method, every reason code kept (SPEC §2)."""
+    added = [code for code in codes if code not in rule.reasons]
+    if not added or rule.verdict == Verdict.BLOCKED:
+        return rule
+    decided = ("interval_clears_threshold", "interval_misses_threshold")
+    reasons = tuple(code for code in dict.fromkeys((*rule.reasons, *added)) if code not in decided)
+    return replace(
+        rule,
+        verdict=Verdict.INSUFFICIENT_EVIDENCE,
+        reasons=reasons,
+        sentence=f"{rule.sentence} The evidence is invalid ({', '.join(added)}), so the rule is not decided.",
+    )

@@ -100,13 +100,82 @@ def has_duplicate_keys(raw: bytes, value: Any) -> str | None:
     return duplicate_key(raw)
 
 
+# orjson reads an integer exactly only within [-2**63, 2**64): beyond, it silently returns the
+# nearest float (2**64 and 2**64 + 1 both become 1.8446744073709552e19) or fails ("number is
+# infinity"). A label must compare exactly, so a line holding an integer literal of 19 or more
+# digits (every integer outside that range is one; the digits of a float, 0.000123…, are not) is
+# read by the standard parser, which keeps integers of any size. Lines without one never pay for it.
+_LONG_DIGITS = re.compile(rb"(?<![0-9.])[0-9]{19,}(?![0-9.eE])")
+# The regex alone scans a 137 MB training file in seconds; with every digit written as 0 first,
+# a 19-digit run is a plain substring search (memchr speed), and the regex runs only on the few
+# lines that have one.
+_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_RUN = b"0" * 19
+
+
+def _has_long_integer(raw: bytes) -> bool:
+    """Whether ``raw`` holds a run of 19 or more digits that is an integer literal (not the digits
+    of a float such as 0.000123…): each run is found by a substring search, then its two ends
+    are looked at. The same answer as ``_LONG_DIGITS.search(raw)``, at memchr speed."""
+    zeros = raw.translate(_AS_ZERO)
+    start = zeros.find(_RUN)
+    while start >= 0:
+        end = start + len(_RUN)
+        while end < len(zeros) and zeros[end] == 0x30:
+            end += 1
+        if (start == 0 or raw[start - 1] != 0x2E) and (end == len(raw) or raw[end] not in b".eE"):
+            return True
+        start = zeros.find(_RUN, end)
+    return False
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotFinite(text)
+    return value
+
+
+def has_long_integers(lines: list[bytes]) -> bool:
+    """Whether a block of lines may hold an integer orjson cannot read exactly (a cheap scan of
+    the joined bytes; a run of digits inside a string is a harmless false alarm)."""
+    return _has_long_integer(b"".join(lines))
+
+
+def loads(raw: bytes) -> Any:
+    """One JSON text, as orjson reads it but with integers of any size kept exact. Raises
+    ``orjson.JSONDecodeError`` (a ``ValueError``) for what orjson refuses, and ``ValueError`` for a
+    number out of range (a float beyond 1.8e308, an integer of more than 4300 digits)."""
+    if not _has_long_integer(raw):
+        return orjson.loads(raw)
+    try:
+        orjson.loads(raw)  # the line's validity is orjson's call (UTF-8, NaN, surrogates...)
+    except orjson.JSONDecodeError as exc:
+        if "number" not in str(exc):  # not the out-of-range integer the standard parser reads
+            raise
+    try:
+        return json.loads(raw, parse_float=_finite_float, parse_constant=_reject_constant)
+    except (_NotFinite, _NonFinite) as exc:
+        raise ValueError(f"the number {exc} is out of range") from None
+    except RecursionError:  # orjson reads 1024 levels, the standard parser about 1000
+        raise ValueError("nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.set_int_max_str_digits)
+        raise ValueError(str(exc).split(";")[0]) from None
+
+
 def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
     """Parse one JSONL line that must hold a JSON object (a key given twice is an error: which
     value would count is a guess no gate should make)."""
     try:
-        value = orjson.loads(raw)
+        value = loads(raw)
     except orjson.JSONDecodeError as exc:
         raise DataError(path, line, _describe(exc, raw)) from None
+    except ValueError as exc:
+        raise DataError(path, line, f"not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
         raise DataError(path, line, f"expected a JSON object, got {kind}")
@@ -131,4 +200,35 @@ def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) ->
 
 def dumps_line(obj: Any) -> bytes:
     """One canonical JSONL line: sorted keys, compact, UTF-8, newline-terminated."""
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    return canonical(obj) + b"\n"
+
+
+def pretty(data: Any) -> bytes:
+    """An indented JSON document (numpy values allowed), exact for integers of any size (a number
+    of cases needed may exceed 2**64)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    except orjson.JSONEncodeError:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=_plain)
+        return text.encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar or array as plain Python (for the standard encoder)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, compact, UTF-8) for digests and stored lines. orjson
+    writes integers only within [-2**63, 2**64); an object holding a larger one (a label, a YAML
+    value) is written by the standard encoder instead, exactly, rather than failing."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        try:
+            text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            raise  # not a big integer: orjson's own error is the one to see
+        return text.encode("utf-8")

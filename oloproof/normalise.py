@@ -29,6 +29,7 @@ import datetime
 import decimal
 import enum
 import functools
+import json
 import math
 import re
 import sys
@@ -165,7 +166,10 @@ def value_as_text(value: Any) -> str:
         return value
     if isinstance(value, (int, float)):
         return repr(value)
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # an integer beyond 2**64 inside: written exactly
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def normalise_case_value(value: Any, digits: int | None, domain: Domain) -> Hashable:

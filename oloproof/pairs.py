@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
+from oloproof.inert import inert
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
 from oloproof.stats.resolution import paired_mdd
@@ -201,7 +202,12 @@ def run_outcomes(
         )
     evaluator = release.criteria()[criterion]
     ctx = EvalContext(
-        testset=testset, outputs=store.outputs(record), base_dir=release.base_dir, policy=release.policy, quiet=True
+        testset=testset,
+        outputs=store.outputs(record),
+        base_dir=release.base_dir,
+        policy=release.policy,
+        quiet=True,
+        outputs_of=f" of run {record.run_id} (version {inert(record.version)})",
     )
     outcome = evaluator.evaluate(ctx)
     if outcome.kind != "binary":

@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
-from oloproof.jsonl import dumps_line, has_duplicate_keys
+from oloproof.jsonl import dumps_line, has_duplicate_keys, loads
 
 STDERR_TAIL_BYTES = 4096
 UTF8_BOM = b"\xef\xbb\xbf"  # some editors start a UTF-8 file with it; it is not part of the first object
@@ -113,8 +111,8 @@ def collect_lines(lines: Sequence[bytes], expected_ids: Sequence[str], into: Col
         if not stripped:
             continue
         try:
-            obj = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
+            obj = loads(stripped)  # integers of any size kept exact (a label beyond 2**64)
+        except ValueError:
             into.run_errors.append(f"{source}:{number}: not valid JSON")
             continue
         twice = has_duplicate_keys(stripped, obj)

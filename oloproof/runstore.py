@@ -27,7 +27,7 @@ import orjson
 from oloproof.errors import StoreError, UsageError
 from oloproof.files import atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
 from oloproof.fingerprint import Fingerprint
-from oloproof.jsonl import dumps_line
+from oloproof.jsonl import dumps_line, loads
 from oloproof.store import LAYOUT, gitignore_path, locks_dir, runs_dir, utc_stamp
 from oloproof.testset import TestSet
 
@@ -290,9 +290,9 @@ class RunStore:
         try:
             for line in raw.splitlines():
                 if line.strip():
-                    obj = orjson.loads(line)
+                    obj = loads(line)
                     result[obj["id"]] = obj
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result
 

@@ -15,8 +15,8 @@ from oloproof.errors import ExitCode
 class Verdict(str, enum.Enum):
     BLOCKED = "BLOCKED"
     FAIL = "FAIL"
-    MANUAL_REVIEW = "MANUAL_REVIEW"
     INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+    MANUAL_REVIEW = "MANUAL_REVIEW"
     PASS = "PASS"
 
     @property
@@ -29,10 +29,12 @@ class Verdict(str, enum.Enum):
         return ExitCode[self.value]
 
 
+# Invalid or missing evidence outranks an approximate method (issue 16): a person asked for a
+# "manual review" must never be reviewing contaminated or incomplete evidence.
 _SEVERITY = {
     Verdict.PASS: 0,
-    Verdict.INSUFFICIENT_EVIDENCE: 1,
-    Verdict.MANUAL_REVIEW: 2,
+    Verdict.MANUAL_REVIEW: 1,
+    Verdict.INSUFFICIENT_EVIDENCE: 2,
     Verdict.FAIL: 3,
     Verdict.BLOCKED: 4,
 }

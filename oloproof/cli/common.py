@@ -10,8 +10,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -136,7 +134,9 @@ def write_file(path: str, text: str) -> None:
 
 
 def write_json(path: str, data: Any) -> None:
-    write_bytes(path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+    from oloproof.jsonl import pretty  # lazy: start-up
+
+    write_bytes(path, pretty(data) + b"\n")
 
 
 def write_bytes(path: str, data: bytes) -> None:

@@ -56,14 +56,21 @@ def handle(args: argparse.Namespace) -> int:
     if args.example is None:
         raise UsageError(f"init needs --example NAME (one of {', '.join(EXAMPLES)}), or --list")
     target = Path(args.dir or args.example)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise UsageError(f"{target}: already exists and is not an empty directory; choose another DIR")
-    if args.example in SUB_PROJECTS:
-        source, ignored = _sub_project(args.example), (*SUB_PROJECT_IGNORED, store.store_name())
-    else:
-        source, ignored = resources.files("oloproof.examples") / args.example, IGNORED
-    with resources.as_file(source) as path:
-        shutil.copytree(path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored, store.LAYOUT.locks))
+    shown = inert(target)
+    try:
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            what = "is not an empty directory" if target.is_dir() else "is a file"
+            raise UsageError(f"{shown}: already exists and {what}; choose another DIR")
+        if args.example in SUB_PROJECTS:
+            source, ignored = _sub_project(args.example), (*SUB_PROJECT_IGNORED, store.store_name())
+        else:
+            source, ignored = resources.files("oloproof.examples") / args.example, IGNORED
+        with resources.as_file(source) as path:
+            shutil.copytree(
+                path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignored, store.LAYOUT.locks)
+            )
+    except OSError as exc:  # a name too long, a read-only place, a parent that cannot be made
+        raise UsageError(f"{shown}: cannot copy the example there ({exc.strerror or exc})") from None
     console.print(f"copied the {args.example} example to {inert(target)}/")
     console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
     return 0

@@ -62,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
+    held = next((name for name, value in vars(args).items() if "\0" in str(value)), None)
+    if held is not None:  # no shell can pass one; a script calling main() can
+        print(f"oloproof: error: {held}: an argument cannot contain a NUL byte", file=sys.stderr)
+        return int(ExitCode.USAGE)
     streams = sys.stdout, sys.stderr
     # Every line printed for people passes ``safe_line``: none can act as a workflow command in CI.
     sys.stdout, sys.stderr = (stream if stream is None else SafeLines(stream) for stream in streams)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from oloproof.errors import DataError
+from oloproof.errors import ConfigError, DataError
+from oloproof.inert import inert
 from oloproof.schema import Obj, Prop, Scalar
 
 if TYPE_CHECKING:
@@ -105,6 +107,11 @@ class EvalContext:
     # Metamorphic relations: the transform name -> the system's outputs on the transformed copies,
     # computed lazily (the gate runs the system on a transform only when an evaluator asks).
     variants: Callable[[str], Variant] | None = None
+    # Whose outputs these are, for messages ("" for the gated run; e.g. "of checkpoint seed_1 (run …)").
+    outputs_of: str = ""
+    # False where the outputs must be scored whatever they hold (a holdout read, spent once the
+    # system has seen the cases): outputs without the key are then that many missing outputs.
+    refuse_key_mismatch: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,3 +208,34 @@ def exact_number(value: Any) -> Decimal | None:
     if isinstance(value, float) and math.isfinite(value):
         return Decimal(repr(value))
     return None
+
+
+def require_output_key(
+    ctx: EvalContext,
+    key: str,
+    where: Where,
+    *,
+    outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    whose: str | None = None,
+) -> None:
+    """Refuse outputs none of which holds ``key``: the evaluator reads a key the system does not
+    write (it writes ``species``, the evaluator reads ``label``). That is a mismatch between
+    release.yaml and the system, not a set too small to decide: no rule is decided on it (a
+    configuration error, exit 2, naming the evaluator's line), whereas some outputs lacking the
+    key are missing outputs of those cases. No outputs at all (a run that crashed) is not this."""
+    outputs = ctx.outputs if outputs is None else outputs
+    whose = ctx.outputs_of if whose is None else whose
+    if not ctx.refuse_key_mismatch or not outputs or any(key in output for output in outputs.values()):
+        return
+    seen = Counter(name for output in outputs.values() for name in output if name != "id")
+    shown = ", ".join(inert(name) for name, _ in seen.most_common(8)) + (", …" if len(seen) > 8 else "")
+    n = len(outputs)
+    have = f" (they have: {shown})" if shown else " (they hold only an id)"
+    suggestion = f"make the system write '{inert(key)}'" + (", or name the key it writes in field:" if seen else "")
+    raise ConfigError(
+        where.file,
+        where.line,
+        f"{where.key_path}.field",
+        f"{n} of {n} outputs{whose} have no '{inert(key)}'{have}: {where.type} reads '{inert(key)}', so no rule on "
+        f"it can be decided; {suggestion}",
+    )

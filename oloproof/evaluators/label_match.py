@@ -14,6 +14,7 @@ from oloproof.evaluators.base import (
     Where,
     criterion_prop,
     expected_value,
+    require_output_key,
 )
 from oloproof.schema import Obj
 
@@ -41,6 +42,7 @@ class LabelMatch:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
+        require_output_key(ctx, self.field, self.where)
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}

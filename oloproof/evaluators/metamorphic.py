@@ -20,7 +20,15 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where, exact_number
+from oloproof.evaluators.base import (
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
+    SpecError,
+    Where,
+    exact_number,
+    require_output_key,
+)
 from oloproof.evaluators.label_match import same_value
 from oloproof.schema import Obj, Prop, Scalar
 
@@ -70,7 +78,15 @@ class MetamorphicRelation:
                 f"gate` "
                 "reads it (not holdout reads or the seeds check)"
             )
+        require_output_key(ctx, self.field, self.where)
         variant = ctx.variants(self.transform)
+        require_output_key(
+            ctx,
+            self.field,
+            self.where,
+            outputs=variant.outputs,
+            whose=f" on the copies transformed by {self.transform}",
+        )
         ids = variant.applicable
         values = np.empty(len(ids))
         notes: dict[str, str] = {}

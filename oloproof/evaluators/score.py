@@ -12,7 +12,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, Where, criterion_prop
+from oloproof.evaluators.base import (
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
+    Where,
+    criterion_prop,
+    require_output_key,
+)
 from oloproof.schema import Obj, Prop, Scalar
 
 SCORE_FIELD = Prop(
@@ -38,6 +45,7 @@ class Score:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
+        require_output_key(ctx, self.field, self.where)
         cases = ctx.testset.cases
         values = np.full(len(cases), np.nan)
         notes: dict[str, str] = {}

@@ -23,6 +23,7 @@ from oloproof.evaluators.base import (
     Where,
     criterion_prop,
     expected_value,
+    require_output_key,
 )
 from oloproof.schema import Obj, Prop, Scalar
 
@@ -46,6 +47,7 @@ class TextMatch:
         import numpy as np  # lazy: start-up
         import regex  # lazy: start-up
 
+        require_output_key(ctx, self.field, self.where)
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}

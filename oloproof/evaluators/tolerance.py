@@ -17,6 +17,7 @@ from oloproof.evaluators.base import (
     criterion_prop,
     exact_number,
     expected_value,
+    require_output_key,
 )
 from oloproof.schema import Obj, Prop, Scalar
 
@@ -33,6 +34,7 @@ class WithinTolerance:
     def evaluate(self, ctx: EvalContext) -> CriterionOutcome:
         import numpy as np  # lazy: start-up
 
+        require_output_key(ctx, self.field, self.where)
         cases = ctx.testset.cases
         values = np.empty(len(cases))
         notes: dict[str, str] = {}

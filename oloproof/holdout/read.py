@@ -334,7 +334,12 @@ class _Scorer:
     def evaluate(self, answers: Mapping[str, dict[str, Any]]) -> Any:
         release = self.release
         ctx = EvalContext(
-            testset=self.testset, outputs=answers, base_dir=release.base_dir, policy=release.policy, quiet=True
+            testset=self.testset,
+            outputs=answers,
+            base_dir=release.base_dir,
+            policy=release.policy,
+            quiet=True,
+            refuse_key_mismatch=False,  # the read is spent: it is recorded, every output without the key missing
         )
         return withheld(self.spec.cases, lambda: self.evaluator.evaluate(ctx))
 

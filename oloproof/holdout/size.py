@@ -118,17 +118,23 @@ def holdout_size(release: Release, *, delta: float, power: float = 0.8, psi: flo
             psi_range = (interval.low, interval.high)
     if delta > psi:
         raise UsageError(
-            f"--delta {delta:g} is larger than the discordance ψ = {psi:.3f} ({source}): a paired difference cannot "
+            f"--delta {delta:.6g} is larger than the discordance ψ = {psi:.3f} ({source}): a paired difference cannot "
             "exceed the share of cases on which the two versions disagree"
         )
-    cases = paired_cases_needed(delta, psi=psi, confidence=confidence, power=power)
-    cases_range = None
-    if psi_range is not None:
-        low_psi = max(psi_range[0], delta)  # a difference cannot exceed the discordance
-        cases_range = (
-            paired_cases_needed(delta, psi=low_psi, confidence=confidence, power=power),
-            paired_cases_needed(delta, psi=psi_range[1], confidence=confidence, power=power),
-        )
+    try:
+        cases = paired_cases_needed(delta, psi=psi, confidence=confidence, power=power)
+        cases_range = None
+        if psi_range is not None:
+            low_psi = max(psi_range[0], delta)  # a difference cannot exceed the discordance
+            cases_range = (
+                paired_cases_needed(delta, psi=low_psi, confidence=confidence, power=power),
+                paired_cases_needed(delta, psi=psi_range[1], confidence=confidence, power=power),
+            )
+    except ValueError:
+        raise UsageError(
+            f"--delta {delta:.6g} is too small to size: settling it would need more cases than can be counted "
+            "(above 1e308); give the smallest difference that matters, e.g. 0.02 (2 points)"
+        ) from None
     n = readings[-1].n if readings else None
     exact = cases <= EXACT_SCAN_LIMIT  # beyond it, exact power is seconds to minutes of work
     return Sizing(

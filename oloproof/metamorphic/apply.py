@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from oloproof.errors import DataError, UsageError
-from oloproof.jsonl import dumps_line
+from oloproof.jsonl import canonical, dumps_line
 from oloproof.metamorphic.spec import TransformSpec
 from oloproof.store import metamorphic_dir, shown, store_dir, store_name
 from oloproof.testset import Case, TestSet, canonical_digest
@@ -123,12 +121,11 @@ def _shown(spec: TransformSpec, value: Any, base_dir: Path) -> Any:
 
 def pair_digest(spec: TransformSpec, original: Any, transformed: Any, base_dir: Path) -> str:
     """Digest of what a labeller saw for one case; a label made on another pair is stale."""
-    blob = orjson.dumps(
+    blob = canonical(
         {
             "transform": spec.digest,
             "original": _shown(spec, original, base_dir),
             "transformed": _shown(spec, transformed, base_dir),
-        },
-        option=orjson.OPT_SORT_KEYS,
+        }
     )
     return "sha256:" + hashlib.sha256(blob).hexdigest()

@@ -26,16 +26,34 @@ from oloproof.testset import TestSet
 from oloproof.transforms.base import get_path
 
 
+def _and(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
 # What a flip rate cannot tell (SPEC §5, the guide's "What this cannot tell you"): added to the
-# gate's limitations whenever metamorphic transforms are declared.
-def limitations(names: tuple[str, ...]) -> tuple[str, ...]:
-    """What the flip rates of the transforms ``names`` cannot tell."""
-    tried = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
-    return (
-        f"Perturbations nobody declared: only {tried} {'was' if len(names) == 1 else 'were'} tried, at the declared "
-        "size; a low flip rate says nothing about larger changes or an attacker's search.",
-        "Certified robustness: a flip rate is a rate over these cases, not a bound proven for any input.",
-    )
+# gate's limitations whenever metamorphic transforms are declared. Only a transform the system
+# was run on (or whose stored run was reused) counts as tried: one no evaluator reads, or one that
+# changed no case, was declared and not tried, and is said so.
+def limitations(names: tuple[str, ...], *, not_run: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What the flip rates of the transforms ``names`` (run) cannot tell; ``not_run``: declared
+    transforms this gate did not run."""
+    said: list[str] = []
+    if names:
+        said.append(
+            f"Perturbations nobody declared: only {_and(names)} {'was' if len(names) == 1 else 'were'} tried, at the "
+            "declared size; a low flip rate says nothing about larger changes or an attacker's search."
+        )
+    if not_run:
+        said.append(
+            f"Declared but not tried: {_and(not_run)} ({'its' if len(not_run) == 1 else 'their'} flip rate was not "
+            "measured: no metamorphic_relation evaluator reads it, or it changed no case)."
+            if names
+            else f"Perturbations: none was tried ({_and(not_run)} declared, but no flip rate was measured: no "
+            "metamorphic_relation evaluator reads it, or it changed no case)."
+        )
+    if names:
+        said.append("Certified robustness: a flip rate is a rate over these cases, not a bound proven for any input.")
+    return tuple(said)
 
 
 def run_kind(name: str) -> str:
@@ -181,6 +199,12 @@ class VariantProvider:
         if name not in self._cache:
             self._cache[name] = self._make(name)
         return self._cache[name]
+
+    def tried(self) -> tuple[str, ...]:
+        """The transforms whose copies the system answered in this gate (run now or reused), in the
+        order they were declared."""
+        declared = self.release.metamorphic.names() if self.release.metamorphic is not None else []
+        return tuple(name for name in declared if name in self._cache and self._cache[name].run is not None)
 
     def _make(self, name: str) -> Variant:
         cases = transformed_cases(self.release, self.testset, name)

@@ -16,6 +16,7 @@ import difflib
 import hashlib
 import html
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,15 @@ def _value_html(variant: TransformedSet, case_id: str, *, side: str) -> str:
         return f'<img alt="{_e(side)}" src="{uri}">'
     if isinstance(value, str) and isinstance(other, str):
         return f"<pre>{_marked(value, other, side=side)}</pre>"
-    return f"<pre>{_e(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())}</pre>"
+    return f"<pre>{_e(_json(value, indent=True))}</pre>"
+
+
+def _json(value: Any, *, indent: bool = False) -> str:
+    """A value from a case as JSON text; an integer beyond 2**64 (which orjson cannot write) exactly."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, indent=2 if indent else None, separators=(",", ": "))
 
 
 def render_page(
@@ -109,7 +118,7 @@ def render_page(
             was = "preserved" if label.preserved else "changed meaning"
             why = "without a digest" if label.digest is None else "on a different change"
             look = f'<span class="look">needs a look: labelled {was} {why}</span>'
-        expected = orjson.dumps(cases[case_id].expected).decode()
+        expected = _json(cases[case_id].expected)
         cards.append(
             f'<section class="case" tabindex="-1" data-id="{_e(case_id)}" data-digest="{_e(digest)}"'
             f' data-label="{state}">'

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.checks import GateCheck, GateContext
 from oloproof.config import Release, require_criterion
-from oloproof.decide import INVALIDATING, interval_text, side_of
+from oloproof.decide import INVALIDATING, interval_text, side_of, unfit_for_review
 from oloproof.evaluators.base import EvalContext
+from oloproof.inert import inert
 from oloproof.result import CheckReport, RuleResult
 from oloproof.run import describe_problems
 from oloproof.seeds.runs import Checkpoint, resolve_refs, run_pending
@@ -179,7 +180,13 @@ def decide_recipe(
     outcomes: list[CriterionOutcome] = []
     for cp in usable:
         assert cp.run is not None
-        ctx = EvalContext(testset=testset, outputs=store.outputs(cp.run), base_dir=release.base_dir, policy=policy)
+        ctx = EvalContext(
+            testset=testset,
+            outputs=store.outputs(cp.run),
+            base_dir=release.base_dir,
+            policy=policy,
+            outputs_of=f" of checkpoint {inert(cp.name)} (run {cp.run.run_id})",
+        )
         outcomes.append(evaluator.evaluate(ctx))
     matrix = np.column_stack([outcome.values for outcome in outcomes]).astype(float)
     # A checkpoint whose run failed (its command exited non-zero, crashed or timed out) is a failed
@@ -201,31 +208,41 @@ def decide_recipe(
         reasons.append("seed_failed")
     for outcome in outcomes:
         reasons.extend(code for code in outcome.reasons if code not in reasons)
+    missing = int(np.isnan(matrix).sum())
     if any(outcome.kind != "binary" for outcome in outcomes):
+        codes = list(dict.fromkeys(["approximate_method", *reasons, *(["missing_outputs"] if missing else [])]))
+        unfit = unfit_for_review(codes)
         result = RuleResult(
-            verdict=Verdict.MANUAL_REVIEW,
-            reasons=("approximate_method", *reasons),
+            verdict=Verdict.INSUFFICIENT_EVIDENCE if unfit else Verdict.MANUAL_REVIEW,
+            reasons=tuple(codes),
             interval=None,
             passes=None,
-            missing=int(np.isnan(matrix).sum()),
+            missing=missing,
             resolution=None,
             sentence=(
                 f"recipe {spec.recipe}: {rule.criterion} holds scores, and the seeds interval is for pass/fail "
-                "outcomes; review by hand."
+                + (f"outcomes; {unfit}, so the recipe is not judged." if unfit else "outcomes; review by hand.")
             ),
             **common,  # type: ignore[arg-type]
         )
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
-    if np.isnan(matrix).all():  # every run failed or answered nothing: no pass rate to estimate
+    if len(testset) < 2 or missing == matrix.size:
+        # No crossed interval exists: one case has no case-to-case variation, and a matrix with no
+        # answered cell has no pass rate at all (every checkpoint failed, crashed or answered nothing).
+        why = (
+            f"no checkpoint has a usable output (failed: {', '.join(cp.name for cp in failed) or 'none'})"
+            if missing == matrix.size
+            else "the test set has one case, and a recipe's interval needs at least two"
+        )
+        codes = list(dict.fromkeys([*reasons, *(["missing_outputs"] if missing else [])]))
         result = RuleResult(
             verdict=Verdict.INSUFFICIENT_EVIDENCE,
-            reasons=tuple(dict.fromkeys((*reasons, "missing_outputs"))),
+            reasons=tuple(codes),
             interval=None,
             passes=None,
-            missing=int(matrix.size),
+            missing=missing,
             resolution=None,
-            sentence=f"recipe {spec.recipe}: no checkpoint has a usable output (failed: "
-            f"{', '.join(cp.name for cp in failed) or 'none'}), so there is no pass rate to estimate.",
+            sentence=f"recipe {spec.recipe}: {why}, so the recipe is not judged.",
             details={"k": len(usable), "recipe": spec.recipe, "failed_checkpoints": [cp.name for cp in failed]},
             **common,  # type: ignore[arg-type]
         )
@@ -302,6 +319,12 @@ def _verdict(
     if any(code in INVALIDATING for code in reasons):
         return result(
             Verdict.INSUFFICIENT_EVIDENCE, reasons, f"{head}; the evidence is invalid, so the recipe is not judged."
+        )
+    if not policy.allow_approximate_methods and missing:
+        return result(
+            Verdict.INSUFFICIENT_EVIDENCE,
+            [*reasons, "approximate_method"],
+            f"{head}; {unfit_for_review(reasons)}: a manual review needs every output, so the recipe is not judged.",
         )
     if not policy.allow_approximate_methods:
         return result(

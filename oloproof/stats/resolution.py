@@ -239,7 +239,11 @@ def paired_cases_needed(delta: float, *, psi: float, confidence: float = 0.95, p
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
     z = float(stats.norm.isf((1.0 - level) / 2.0)) + float(stats.norm.ppf(power))
-    return max(1, math.ceil(z * z * psi / (delta * delta) - 1e-9))
+    # (z/δ)·(z/δ)·ψ, not z²ψ/δ²: δ² underflows to 0 for δ below about 1e-162.
+    needed = (z / delta) * (z / delta) * psi
+    if not math.isfinite(needed):
+        raise ValueError(f"delta {delta!r} is too small: the number of cases needed exceeds any float")
+    return max(1, math.ceil(needed - 1e-9))
 
 
 def paired_exact_power(n: int, *, delta: float, psi: float, confidence: float = 0.95) -> float:

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import orjson
-
+from oloproof.jsonl import canonical
 from oloproof.schema import Obj
 
 if TYPE_CHECKING:
@@ -123,7 +122,7 @@ def case_rng(seed: int, case_id: str) -> np.random.Generator:
 def params_digest(kind: str, params: dict[str, Any]) -> str:
     """A short, stable digest of a transform's declaration (names its output directory)."""
 
-    blob = orjson.dumps({"kind": kind, "params": params}, option=orjson.OPT_SORT_KEYS)
+    blob = canonical({"kind": kind, "params": params})
     return hashlib.sha256(blob).hexdigest()[:16]
 
 

@@ -89,7 +89,7 @@ def test_removing_a_clean_record_is_named_not_blocked_by_the_pull_request_check(
     base, leaky = leaky_base(action, monkeypatch)
     clean = next(path for path in leaky.parent.glob("*.json") if path != leaky)
     clean.unlink()
-    code, check, summary = pr_check(action, base)
+    _code, check, _summary = pr_check(action, base)
     assert check["verdict"] != "BLOCKED", check
     assert f"the leakage record .oloproof/evidence/leakage/{clean.name} (clean, clean.jsonl) is removed by this pull request" in check["lines"]  # type: ignore[operator]
     assert report(action)["verdict"] == "INSUFFICIENT_EVIDENCE"  # the leaky record is still read: not clean

@@ -271,7 +271,7 @@ def test_ids_and_outputs_cannot_start_a_workflow_command_or_an_escape(project: P
     cases = [{"id": hostile, "answer": 1, "expected": {"label": 1}}, *labelled_cases(5, 5)]
     project.write(cases=cases, rules="  - {id: accurate, criterion: correct, min: 0.5}", command=None)
     outputs = tmp_path / "out.jsonl"
-    outputs.write_text(json.dumps({"id": hostile, "answer": 1}) + "\n" + json.dumps({"id": "unknown\n::warning::x"}) + "\n")
+    outputs.write_text(json.dumps({"id": hostile, "label": 1}) + "\n" + json.dumps({"id": "unknown\n::warning::x"}) + "\n")
     capsys.readouterr()
     assert project.cli("run", "--outputs", str(outputs), "--version", "v1") == 0
     assert project.cli("gate") in (0, 4)

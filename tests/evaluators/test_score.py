@@ -85,12 +85,14 @@ def test_outputs_outside_the_unit_interval_or_not_numbers_are_missing_never_clam
     assert code == ExitCode.INSUFFICIENT_EVIDENCE
 
 
-def test_an_output_without_the_field_is_missing_with_a_note(project: Project) -> None:
+def test_no_output_with_the_field_is_a_config_error_not_missing_outputs(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The system writes `reward`, the evaluator reads `score`: a mismatch, decided nothing (issue 16).
     write_score_project(project, [0.5, 0.5], evaluators="  - {type: score, field: score, criterion: mean_reward}")
-    _, data = report(project)
-    criterion = data["criteria"]["mean_reward"]
-    assert criterion["missing_ids"] == ["c0", "c1"]
-    assert criterion["notes"] == {"c0": "output has no 'score'", "c1": "output has no 'score'"}
+    capsys.readouterr()
+    assert project.cli("gate", "-q") == ExitCode.USAGE
+    assert "evaluators[0].field: 2 of 2 outputs have no 'score' (they have: reward)" in capsys.readouterr().err
 
 
 def test_criterion_defaults_to_score(project: Project) -> None:

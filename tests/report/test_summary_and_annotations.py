@@ -150,9 +150,9 @@ def test_levels_follow_fail_on(sample: GateResult) -> None:
     found = ann.collect(sample, fail_on=frozenset({Verdict.FAIL}))
     assert [(a.level, a.title) for a in found] == [
         ("error", "oloproof: rule strict is FAIL"),
+        ("warning", "oloproof: rule borderline is INSUFFICIENT_EVIDENCE"),  # outranks MANUAL_REVIEW (issue 16)
         ("warning", "oloproof: rule recipe_accurate is MANUAL_REVIEW"),
         ("warning", "oloproof: Seeds: recipe loan-model is MANUAL_REVIEW"),
-        ("warning", "oloproof: rule borderline is INSUFFICIENT_EVIDENCE"),
     ]
 
 
