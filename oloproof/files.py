@@ -20,10 +20,6 @@ import orjson
 from oloproof.errors import ConfigError, DataError, OloproofError, StoreError, UsageError
 from oloproof.store import store_name
 
-# The evidence directory's name, for code not yet asking oloproof.store (which owns the layout and
-# is read at call time; new code uses it).
-STORE_DIR = store_name()
-
 
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
