@@ -160,7 +160,9 @@ def test_the_baseline_re_measurement_reproduces_exactly_and_counts_as_read_4(
 
 
 def _tamper_outputs(root: Path) -> None:
-    run = sorted((root / ".oloproof" / "runs").glob("*/outputs.jsonl"))[5]
+    # The sixth run made (run ids sort by second, then at random within one: order by start time).
+    runs = sorted((root / ".oloproof" / "runs").glob("*/run.json"), key=lambda p: json.loads(p.read_text())["started_at"])
+    run = runs[5].with_name("outputs.jsonl")
     rows = [json.loads(line) for line in run.read_text().splitlines()]
     rows[0]["clause"] = "Texas" if rows[0]["clause"] != "Texas" else "Ontario"
     run.write_text("".join(json.dumps(row) + "\n" for row in rows))

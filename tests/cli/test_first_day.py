@@ -268,7 +268,7 @@ def test_seeds_whose_checkpoints_all_crash_are_insufficient_not_exit_70(project:
     assert project.cli("seeds", "-q", "--json", str(out)) == ExitCode.INSUFFICIENT_EVIDENCE
     rule = json.loads(out.read_text())["rule"]
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "missing_outputs" in rule["reasons"]
-    assert rule["sentence"] == "recipe r: no checkpoint answered any case, so the recipe is not judged."
+    assert rule["sentence"] == "recipe r: no checkpoint has a usable output (failed: s0, s1, s2), so the recipe is not judged."
 
 
 def test_seeds_on_a_one_case_set_are_insufficient_not_exit_70(project: Project) -> None:

@@ -117,6 +117,6 @@ def test_when_every_checkpoint_failed_there_is_nothing_to_estimate(project: Proj
     rule = json.loads(out.read_text())["rule"]
     assert rule["reasons"] == ["seed_failed", "missing_outputs"] and rule["interval"] is None
     assert rule["sentence"] == (
-        "recipe r: no checkpoint has a usable output (failed: s1, s2, s3), so there is no pass rate to estimate."
+        "recipe r: no checkpoint has a usable output (failed: s1, s2, s3), so the recipe is not judged."
     )
     assert html.exists()
