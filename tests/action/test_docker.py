@@ -256,9 +256,10 @@ def test_every_declared_check_runs_in_the_container(
         event_name="release", event={"action": "published", "release": {"tag_name": "v3.0.0"}}, api_url=fake_github.url,
     )
     # Leakage clean, accuracy PASS, the declared transform's rule undecided (transform_declared),
-    # the recipe MANUAL_REVIEW (its interval is approximate): the worst is MANUAL_REVIEW, not in fail-on.
+    # the recipe MANUAL_REVIEW (its interval is approximate): the worst is INSUFFICIENT_EVIDENCE
+    # (undecided evidence outranks an approximate method), not in fail-on.
     assert run.code == 0, run.logs
-    assert run.outputs["verdict"] == "MANUAL_REVIEW" and run.outputs["exit-code"] == "5", run.logs
+    assert run.outputs["verdict"] == "INSUFFICIENT_EVIDENCE" and run.outputs["exit-code"] == "4", run.logs
     summary = run.summary
     assert "| leakage | clean: 350 cases checked" in summary
     assert "| <code>stable&#95;under&#95;noise</code> | <code>flips&#95;under&#95;noise</code> | 0.020 |" in summary
