@@ -76,6 +76,10 @@ REASONS: dict[str, str] = {
     ),
     "holdout_budget_spent": "the holdout's read budget is spent",
     "holdout_log_tampered": "the holdout read log fails its hash-chain check",
+    "pull_request_base_unreadable": (
+        "in a pull request, the base commit cannot be read: nothing it holds (holdout logs, leakage records, runs) can "
+        "be shown to be kept"
+    ),
     "leakage_record_removed": (
         "a pull request removes or replaces a leakage record that found leaks on the base branch: dropping it would "
         "turn a leaked test set clean"

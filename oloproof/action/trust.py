@@ -53,6 +53,7 @@ class BaseTrust:
 
     base_sha: str
     available: bool  # the base commit could be read
+    checkout: bool = True  # the project is inside a git checkout (a .git above it), as on a runner
     # run id -> file name (run.json, outputs.jsonl) -> git blob id of it at the base
     run_files: dict[str, dict[str, str]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -91,6 +92,7 @@ def base_trust(release: Release, base_sha: str) -> BaseTrust:
         return BaseTrust(
             base_sha=base_sha,
             available=False,
+            checkout=any((folder / ".git").exists() for folder in (root.resolve(), *root.resolve().parents)),
             problems=(
                 f"the pull request's base commit {base_sha[:12] or '(not named by the event)'} is not in the checkout "
                 "and could not be fetched: use actions/checkout with fetch-depth: 0 (or give the job contents: read)",
@@ -122,9 +124,27 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
     """The gate's row for the pull request's evidence: BLOCKED when holdout evidence was removed,
     replaced or rewritten, or a leakage record that found leaks was removed."""
     added = _holdout_changes(release, trust)
+    if not trust.available and trust.checkout:
+        # Nothing the base branch holds can be shown to be kept: a pull request that deleted a
+        # holdout log, its register and records, or a leakage record that found leaks, would look
+        # like a project that never had them. So in a checkout (a runner's, where the base commit
+        # should be there or fetchable: a repository the pull request plants inside the project
+        # makes git look in the wrong place) an unreadable base blocks, whatever is present.
+        return CheckReport(
+            name="pull-request",
+            title="Pull request evidence",
+            status="the base commit cannot be read, so no evidence the base branch holds can be shown to be kept",
+            verdict=Verdict.BLOCKED,
+            reasons=("pull_request_base_unreadable",),
+            blocks=True,
+            sentence="; ".join([*trust.problems, *unverifiable_problems(release, "the base commit cannot be read")])
+            + ".",
+            lines=tuple(trust.problems),
+            source=release.path,
+        )
     if trust.available:
         problems = evidence_problems(release, trust.base_sha)
-    else:
+    else:  # not a git checkout at all: what evidence is present cannot be verified
         problems = unverifiable_problems(release, trust.problems[0])
     leakage = _changed_leakage_records(release, trust)
     leaky_removed, removed = _removed_leakage_records(release, trust)

@@ -184,10 +184,14 @@ def test_without_its_base_commit_a_pull_request_trusts_no_stored_run(
     stored = run_dir(action.workspace).name
     result = pull_request(action, "0" * 40)(**{"github-token": "", "fail-on": "none", "reuse": "all"})
     data = report(action)
-    assert data["run"]["run_id"] != stored and data["run"]["reused"] is False
+    # Nothing stored is used, and nothing the base holds can be shown to be kept: BLOCKED (a pull
+    # request that deleted evidence would otherwise look like a project that never had any).
+    assert data["run"] is None or (data["run"]["run_id"] != stored and data["run"]["reused"] is False)
+    assert data["verdict"] == "BLOCKED"
     [check] = [item for item in data["checks"] if item["name"] == "pull-request"]
-    assert "use actions/checkout with fetch-depth: 0" in " ".join(check["lines"])
-    assert "cannot be read, so no stored run is trusted" in result.summary
+    assert check["verdict"] == "BLOCKED" and check["reasons"] == ["pull_request_base_unreadable"]
+    assert "use actions/checkout with fetch-depth: 0" in check["sentence"]
+    assert "the base commit cannot be read" in result.summary
 
 
 def test_a_check_run_api_that_drips_is_abandoned_and_the_summary_still_written(
