@@ -176,10 +176,10 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
 
 
 def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:
-    """Leakage records the base commit holds that this pull request removes (or replaces by
-    something that is not a regular file). Removing one that found leaks would turn a leaked test
-    set clean: BLOCKED (the fix is to take the leaked cases out of the test set, which changes its
-    digest). Removing a clean one is named for the reviewer."""
+    """Leakage records the base commit holds that this pull request removes, rewrites, or replaces
+    by something that is not a regular file. Dropping or rewriting one that found leaks would turn
+    a leaked test set clean: BLOCKED (the fix is to take the leaked cases out of the test set, which
+    changes its digest). Removing a clean one is named for the reviewer."""
     if not trust.available:
         return [], []
     top = repository_top(release.base_dir)
@@ -196,12 +196,13 @@ def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[s
         if len(parts) != 3 or parts[1] != b"blob" or not path.endswith(".json"):
             continue
         shown = path.rsplit("/", 1)[-1]
-        try:
-            if current_bytes(top, path, expected="a leakage record", cap=MAX_RECORD_BYTES) is not None:
-                continue  # still a regular file there: a change is said by _changed_leakage_records
-        except StoreError:
-            pass  # a link, a FIFO, a device, oversized: not a record the gate reads
         old = git_bytes(top, "cat-file", "blob", parts[2].decode()) or b""
+        try:
+            current = current_bytes(top, path, expected="a leakage record", cap=MAX_RECORD_BYTES)
+        except StoreError:
+            current = None  # a link, a FIFO, a device, oversized: not a record the gate reads
+        if current == old:
+            continue
         try:
             record = LeakageResult.from_json(orjson.loads(old))
             leaked = len(record.leaked_ids)
@@ -211,12 +212,12 @@ def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[s
         where = f"{store_shown('leakage')}/{printable(shown)}"
         if leaked:
             blocked.append(
-                f"the leakage record {where}, which found {leaked} leaked case(s) in {printable(training)}, is removed "
-                "or replaced by this pull request: leakage evidence that found leaks is never dropped in a pull "
-                "request (take the leaked cases out of the test set instead: its digest changes, and a new check "
-                "records it)"
+                f"the leakage record {where}, which found {leaked} leaked case(s) in {printable(training)}, is "
+                f"{'rewritten' if current is not None else 'removed or replaced'} by this pull request: leakage "
+                "evidence that found leaks is never dropped or rewritten in a pull request (take the leaked cases out "
+                "of the test set instead: its digest changes, and a new check records it)"
             )
-        else:
+        elif current is None:
             named.append(f"the leakage record {where} (clean, {printable(training)}) is removed by this pull request")
     return blocked, named
 

@@ -93,3 +93,18 @@ def test_removing_a_clean_record_is_named_not_blocked_by_the_pull_request_check(
     assert check["verdict"] != "BLOCKED", check
     assert f"the leakage record .oloproof/evidence/leakage/{clean.name} (clean, clean.jsonl) is removed by this pull request" in check["lines"]  # type: ignore[operator]
     assert report(action)["verdict"] == "INSUFFICIENT_EVIDENCE"  # the leaky record is still read: not clean
+
+
+def test_rewriting_a_record_that_found_leaks_as_clean_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, leaky = leaky_base(action, monkeypatch)
+    data = json.loads(leaky.read_text())
+    assert data["leaked_ids"]
+    data["leaked_ids"] = []
+    for key in ("rows_matched", "n_leaked"):
+        if key in data:
+            data[key] = 0
+    leaky.write_text(json.dumps(data))
+    code, check, summary = pr_check(action, base)
+    assert code == 3, summary
+    assert check["reasons"] == ["leakage_record_removed"], check
+    assert f"{leaky.name}, which found 5 leaked case(s) in leaky.jsonl, is rewritten by this pull request" in str(check["sentence"])
