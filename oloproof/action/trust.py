@@ -148,7 +148,7 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
         problems = unverifiable_problems(release, trust.problems[0])
     leakage = _changed_leakage_records(release, trust)
     leaky_removed, removed = _removed_leakage_records(release, trust)
-    lines = [*trust.problems, *leakage, *removed, *added]
+    lines = [*trust.problems, *_changed_config(release, trust), *leakage, *removed, *added]
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
     if problems or leaky_removed:
         reasons = (
@@ -173,6 +173,36 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
             source=release.path,
         )
     return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
+
+
+def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
+    """The gate's own inputs that this pull request adds or changes: release.yaml, the policy, the
+    seeds file and the test set. Lowering a threshold, pointing a baseline at a weaker run or
+    swapping the test set turns FAIL into PASS with no evidence forged; the gate cannot judge such a
+    decision, so it names it for the reviewer."""
+    if not trust.available:
+        return []
+    top = repository_top(release.base_dir)
+    files = [release.file, release.policy_file, release.seeds_file, release.resolve(release.testset_path)]
+    out: list[str] = []
+    for path in dict.fromkeys(file for file in files if file is not None):
+        relative = from_top(top, Path(path))
+        if relative is None:
+            continue
+        old = git_bytes(top, "show", f"{trust.base_sha}:{relative}")
+        try:
+            current = Path(path).read_bytes()
+        except OSError:
+            current = None
+        if old == current:
+            continue
+        what = "added" if old is None else "changed"
+        out.append(
+            f"{printable(relative)} is {what} by this pull request: the gate's rules, baselines and test set are "
+            "decisions it cannot judge (a lowered threshold or a swapped baseline passes without forged evidence); "
+            "review the change"
+        )
+    return out
 
 
 def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:

@@ -1,0 +1,45 @@
+"""A pull request that changes the gate's own inputs is named (issue 16: refs and rules mean what they say).
+
+Lowering a threshold or swapping the test set turns FAIL into PASS without forging any evidence:
+the gate cannot judge that decision, but the reviewer must see it. The `Pull request evidence`
+row names every such file the pull request adds or changes, in the report and the job summary.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.action.conftest import ActionRun
+from tests.action.test_pull_request_trust import base_branch, pull_request, report
+from tests.conftest import labelled_cases, write_cases
+
+
+def pr_row(action: ActionRun, base: str) -> tuple[dict[str, object], str, str]:
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED, FAIL"})
+    data = report(action)
+    [check] = [item for item in data["checks"] if item["name"] == "pull-request"]  # type: ignore[union-attr]
+    return check, result.summary, str(data["verdict"])
+
+
+def test_a_lowered_threshold_is_named(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = base_branch(action, monkeypatch)
+    release = action.workspace / "release.yaml"
+    text = release.read_text()
+    assert "min: 0.9" in text
+    release.write_text(text.replace("min: 0.9", "min: 0.5"))
+    check, summary, verdict = pr_row(action, base)
+    assert verdict == "PASS"  # the gate cannot tell a lowered bar from a justified one...
+    line = "release.yaml is changed by this pull request: the gate's rules, baselines and test set are decisions"
+    assert any(str(item).startswith(line) for item in check["lines"]), check  # type: ignore[union-attr]
+    assert line in summary  # ...but the reviewer is told
+
+
+def test_a_swapped_test_set_is_named_and_an_untouched_project_is_not(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = base_branch(action, monkeypatch)
+    check, _, _ = pr_row(action, base)
+    assert not [line for line in check["lines"] if "by this pull request: the gate's rules" in str(line)]  # type: ignore[union-attr]
+    write_cases(action.workspace / "data" / "test.jsonl", labelled_cases(100, 99))
+    check, summary, _ = pr_row(action, base)
+    assert "data/test.jsonl is changed by this pull request" in summary
