@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from oloproof.inert import inert as made_inert
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def collect(
                 len(found),
                 Annotation(
                     level=level,
-                    title=f"oloproof: rule {rule.rule_id} is {rule.verdict.value}",
+                    title=made_inert(f"oloproof: rule {rule.rule_id} is {rule.verdict.value}"),
                     message=message,
                     file=file,
                     line=rule.line if file is not None else None,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from oloproof.inert import inert_lines
+from oloproof.inert import inert, inert_lines
 from oloproof.result import RuleResult
 from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
@@ -53,8 +53,10 @@ def esc(text: object) -> str:
 
 
 def code(text: object) -> str:
-    """Like ``esc`` in a monospace span (HTML ``<code>``: backticks cannot be escaped in GFM)."""
-    return f"<code>{esc(text)}</code>"
+    """An id, a version, a path or a digest (never a sentence): made inert (bidi, controls and emoji
+    escaped, as everywhere an id is printed), then like ``esc`` in a monospace span (HTML ``<code>``:
+    backticks cannot be escaped in GFM)."""
+    return f"<code>{esc(inert(text))}</code>"
 
 
 def verdict_badge(verdict: Verdict) -> str:

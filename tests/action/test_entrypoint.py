@@ -294,6 +294,19 @@ def test_output_text_is_wrapped_in_stop_commands(action: ActionRun) -> None:
     assert "title=oloproof%3A rule %3A%3Aadd-mask%3A%3Ax is FAIL" in error
 
 
+@pytest.mark.parametrize("rule_id", ["acc\u202eSSAP", "acc##[error]x", "ok\U0001f600", "a\u200bb"])
+def test_a_rule_id_reaches_annotations_and_the_summary_inert(action: ActionRun, rule_id: str) -> None:
+    """Bidi controls, zero-width and emoji in a rule id are escaped in the annotation's title and in
+    the job summary, as in the terminal (one function, oloproof.inert), and ``##[`` is broken."""
+    action.project.write(cases=labelled_cases(100, 50), rules=f"  - {{id: {json.dumps(rule_id)}, criterion: correct, min: 0.8}}")
+    result = action(**{"github-token": ""})
+    [error] = result.annotations("error")
+    raw = [ch for ch in "\u202e\u200b\U0001f600" if ch in rule_id]
+    for text in (error, result.summary):
+        assert not [ch for ch in raw if ch in text], text
+        assert "##[" not in text
+
+
 def test_imported_outputs_are_gated_instead_of_running_the_system(action: ActionRun) -> None:
     preds = action.workspace / "preds.jsonl"
     preds.write_text("".join(json.dumps({"id": f"c{i:05d}", "label": 1}) + "\n" for i in range(100)))
