@@ -102,6 +102,9 @@ class Release:
             labels = getattr(evaluator, "labels", None)
             if isinstance(labels, str):
                 files.append(self.resolve(labels))
+            command = getattr(evaluator, "command", None)  # a judge's script is an input too
+            if isinstance(command, (str, tuple)):
+                files += list(self.system.files(self.base_dir, command))
         if self.metamorphic is not None:
             files += [self.resolve(spec.labels) for spec in self.metamorphic.transforms if spec.labels is not None]
         files += list(self.system.files(self.base_dir))

@@ -160,11 +160,14 @@ def check_report_paths(
     """
     protected: dict[tuple[int, int], Path] = {}
     resolved_inputs: dict[Path, Path] = {}
+    input_dirs: dict[Path, Path] = {}  # a declared directory (a model folder): nothing inside it is replaced
     for item in inputs:
         with contextlib.suppress(OSError, ValueError):  # a path that cannot exist cannot be overwritten
             resolved_inputs[Path(os.path.realpath(item))] = Path(item)
             found = os.stat(item)
             protected[(found.st_dev, found.st_ino)] = Path(item)
+            if stat.S_ISDIR(found.st_mode):
+                input_dirs[Path(os.path.realpath(item))] = Path(item)
     seen: dict[object, str] = {}
     for path in paths:
         if path is None:
@@ -204,6 +207,12 @@ def check_report_paths(
         if target in resolved_inputs:
             raise UsageError(
                 f"{shown}: is an input of this command ({resolved_inputs[target]}); a report never replaces an input"
+            )
+        inside = next((given for folder, given in input_dirs.items() if folder in target.parents), None)
+        if inside is not None:
+            raise UsageError(
+                f"{shown}: is inside {display_path(inside)}/, an input of this command (a declared directory: "
+                "everything in it is the system's); a report never replaces an input"
             )
         if store_name() in target.parts[:-1]:
             raise UsageError(
