@@ -40,6 +40,8 @@ def _describe(exc: Exception, raw: bytes) -> str:
         return "NaN and Infinity are not valid JSON numbers"
     except json.JSONDecodeError as err:
         return f"not valid JSON ({err.msg} at column {err.colno})"
+    except RecursionError:  # deeper than the standard parser goes: orjson's own words say it
+        pass
     return f"not valid JSON ({str(exc).split(':', 1)[0]})"
 
 
@@ -81,7 +83,7 @@ def duplicate_key(raw: bytes) -> str | None:
         json.loads(raw, object_pairs_hook=pairs)
     except _Duplicate as exc:
         return exc.key
-    except ValueError:
+    except (ValueError, RecursionError):  # deeper than the standard parser goes: no key can be named
         return None
     return None
 
@@ -167,6 +169,29 @@ def loads(raw: bytes) -> Any:
         raise ValueError(str(exc).split(";")[0]) from None
 
 
+MAX_DEPTH = 255  # orjson writes no deeper (a stored run, a digest); nothing real nests further
+
+
+def too_deep(raw: bytes) -> bool:
+    """Whether a JSON text nests arrays and objects more than ``MAX_DEPTH`` levels (brackets inside
+    strings do not count). Cheap for ordinary lines: only one with that many brackets is walked."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for match in _TOKEN.finditer(raw):
+        piece = match.group()
+        if piece.startswith(b'"'):
+            continue
+        for byte in piece:
+            if byte in (0x5B, 0x7B):  # [ {
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return True
+            elif byte in (0x5D, 0x7D):  # ] }
+                depth -= 1
+    return False
+
+
 def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
     """Parse one JSONL line that must hold a JSON object (a key given twice is an error: which
     value would count is a guess no gate should make)."""
@@ -179,6 +204,8 @@ def parse_line(raw: bytes, *, path: str, line: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
         raise DataError(path, line, f"expected a JSON object, got {kind}")
+    if too_deep(raw):
+        raise DataError(path, line, f"not valid here: arrays and objects nested more than {MAX_DEPTH} levels deep")
     twice = has_duplicate_keys(raw, value)
     if twice is not None:
         raise DataError(path, line, f"the key {json.dumps(twice, ensure_ascii=True)} is given twice in one object")

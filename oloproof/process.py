@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from oloproof.jsonl import dumps_line, has_duplicate_keys, loads
+from oloproof.jsonl import MAX_DEPTH, dumps_line, has_duplicate_keys, loads, too_deep
 
 STDERR_TAIL_BYTES = 4096
 UTF8_BOM = b"\xef\xbb\xbf"  # some editors start a UTF-8 file with it; it is not part of the first object
@@ -114,6 +114,9 @@ def collect_lines(lines: Sequence[bytes], expected_ids: Sequence[str], into: Col
             obj = loads(stripped)  # integers of any size kept exact (a label beyond 2**64)
         except ValueError:
             into.run_errors.append(f"{source}:{number}: not valid JSON")
+            continue
+        if too_deep(stripped):
+            into.run_errors.append(f"{source}:{number}: nested more than {MAX_DEPTH} levels deep")
             continue
         twice = has_duplicate_keys(stripped, obj)
         if twice is not None:
