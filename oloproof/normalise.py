@@ -190,13 +190,16 @@ _QUOTE_PAIRS = {
     "\u00ab": "\u00bb",
     "\u201e": "\u201c",
 }
-_TRAILING = ".!?\u2026\u3002"  # sentence-final marks (NFKC has already made ！ ？ ‼ … into ASCII ones)
+# Marks an edit leaves at the end of a value: sentence-final ones (NFKC has already made ！ ？ ‼ …
+# into ASCII ones), and a trailing comma, semicolon, colon or dash.
+_TRAILING = ".!?\u2026\u3002,;:-\u2013\u2014"
 _LEADING = "\u00a1\u00bf"  # ¡ ¿
 
 
 def fold_edges(text: str) -> str:
     """``text`` (already ``normalise_string``-ed) without what an edit at its edges adds: a run of
-    sentence-final marks (``. ! ? …``) at the end, ``¡``/``¿`` at the start, and a pair of quotes
+    sentence-final marks (``. ! ? …``), commas, semicolons, colons or dashes at the end,
+    ``¡``/``¿`` at the start, and a pair of quotes
     around the whole of it, repeated until nothing changes. Nothing inside the text is touched
     (``"let's eat, grandma"`` stays apart from ``"let's eat grandma"``), and a value made only of
     such marks keeps them (``"?"`` stays apart from ``"!"``)."""
@@ -264,6 +267,28 @@ def near_copy_fields(inputs: dict[str, Any]) -> dict[str, Hashable]:
 
     walk(inputs, "")
     return fields
+
+
+DISTINCTIVE_CHARS = 20  # a string leaf this long (near-copy form) can identify a case on its own
+
+
+def near_copy_texts(inputs: dict[str, Any]) -> set[str]:
+    """The case's string values of at least ``DISTINCTIVE_CHARS`` characters in near-copy form,
+    wherever they sit (any key, any depth, in lists too): what stays of a case when its keys are
+    renamed, nested elsewhere, dropped or added to."""
+    found: set[str] = set()
+    stack: list[Any] = [inputs]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif isinstance(node, str) and len(node) >= DISTINCTIVE_CHARS:
+            value = _near_text(node)
+            if isinstance(value, str) and len(value) >= DISTINCTIVE_CHARS:
+                found.add(value)
+    return found
 
 
 def _canonical(value: Hashable) -> Any:

@@ -17,7 +17,7 @@ from oloproof.holdout.records import load_outcome_records, witnesses
 from oloproof.holdout.registry import load_register, register_shown, repository_root
 from oloproof.holdout.spec import VARIABLE
 from oloproof.jsonl import dumps_line
-from oloproof.normalise import NEAR_COPY, near_copy_fields
+from oloproof.normalise import NEAR_COPY, near_copy_fields, near_copy_texts
 from oloproof.testset import load_testset
 
 if TYPE_CHECKING:
@@ -123,15 +123,23 @@ class HoldoutInputs:
 
     exact: set[bytes] = field(default_factory=set)
     by_fields: dict[frozenset[str], set[frozenset[tuple[str, Hashable]]]] = field(default_factory=dict)
+    # Long string values that occur in exactly one holdout case: a dev case holding one of them,
+    # under any key, is a near copy (a renamed, moved, dropped or added key does not hide it). A
+    # value shared by holdout cases (a prompt template, a boilerplate clause) identifies no case.
+    distinctive: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, inputs: Iterable[dict[str, Any]]) -> HoldoutInputs:
         found = cls()
+        seen: dict[str, int] = {}
         for item in inputs:
             found.exact.add(dumps_line(item))
             fields = near_copy_fields(item)
             if fields:
                 found.by_fields.setdefault(frozenset(fields), set()).add(frozenset(fields.items()))
+            for text in near_copy_texts(item):
+                seen[text] = seen.get(text, 0) + 1
+        found.distinctive = {text for text, count in seen.items() if count == 1}
         return found
 
     def match(self, inputs: dict[str, Any]) -> str | None:
@@ -143,6 +151,8 @@ class HoldoutInputs:
         for keys, values in self.by_fields.items():
             if keys <= names and frozenset((key, fields[key]) for key in keys) in values:
                 return "near"
+        if self.distinctive and not self.distinctive.isdisjoint(near_copy_texts(inputs)):
+            return "near"
         return None
 
 

@@ -136,11 +136,6 @@ DISTINCT: dict[str, Callable[[dict[str, Any]], None]] = {
     "a word changed": _set("text", lambda text: text.replace("fine", "broken")),
     "punctuation inside the text": _set("text", lambda text: text.replace(":", ",")),
     "a mark that is not sentence-final": _set("text", lambda text: text + "#"),
-    "a digit moved past a point": _set("stars", lambda stars: stars + 0.5),
-    "another number": _set("stars", lambda stars: stars + 5),
-    "a nested value changed": lambda case: case["meta"].update(score=0.25),
-    "a field missing": lambda case: case.pop("stars"),
-    "a boolean for a number": _set("stars", lambda stars: stars == 1),
 }
 
 
@@ -150,6 +145,60 @@ def test_genuinely_different_cases_are_not_refused(
 ) -> None:
     spent(project, capsys)
     as_dev(project, edited(DISTINCT[name]))
+    assert project.cli("run") == 0, capsys.readouterr().err
+
+
+def _moved(case: dict[str, Any]) -> None:
+    case["prompt"] = case.pop("text")
+
+
+def _nested(case: dict[str, Any]) -> None:
+    case["meta"]["text"] = case.pop("text")
+
+
+# The review's text is the holdout's, whatever else changed: a long value that identifies one
+# holdout case, under any key (renamed, nested, beside a changed or missing field), is a near copy.
+SAME_TEXT: dict[str, Callable[[dict[str, Any]], None]] = {
+    "the text under another key": _moved,
+    "the text nested under meta": _nested,
+    "a comma appended": _set("text", lambda text: text + ","),
+    "a semicolon appended": _set("text", lambda text: text + ";"),
+    "a dash appended": _set("text", lambda text: text + " -"),
+    "a digit moved past a point": _set("stars", lambda stars: stars + 0.5),
+    "another number": _set("stars", lambda stars: stars + 5),
+    "a nested value changed": lambda case: case["meta"].update(score=0.25),
+    "a field missing": lambda case: case.pop("stars"),
+    "a boolean for a number": _set("stars", lambda stars: stars == 1),
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_TEXT))
+def test_a_dev_case_holding_a_holdout_cases_distinctive_text_is_refused(
+    project: Project, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    spent(project, capsys)
+    as_dev(project, edited(SAME_TEXT[name]))
+    assert project.cli("run") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "shares 40 case(s) with the declared holdout (holdout.cases): 40 near copies" in err
+    assert MARKER.lower() not in err.lower()
+
+
+def test_a_long_value_every_holdout_case_shares_identifies_none(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A prompt template or boilerplate clause shared by holdout cases is no sign of a copy."""
+    template = "You are a careful reviewer. Read the review below and answer with one label."
+    held = [{**case, "instruction": template} for case in holdout()]
+    setup(project, budget=1, holdout=held)
+    assert read(project, "the one read") == 0
+    capsys.readouterr()
+    own = [
+        {"id": f"own{i}", "instruction": template, "text": f"a dev review of my own, number {i}", "stars": 1,
+         "meta": {"lang": "en", "score": 0.5}, "answer": 1, "expected": {"label": 1}}
+        for i in range(10)
+    ]
+    as_dev(project, own)
     assert project.cli("run") == 0, capsys.readouterr().err
 
 
