@@ -60,6 +60,9 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     leaky = [stored for stored in mine if not stored.record.clean]
     if leaky:
         return _leaked(leaky, mine, report)
+    lingering = _still_leaked(testset, earlier)
+    if lingering:
+        return _leaked_before(release, testset, lingering, report)
     for stored in mine:
         record = stored.record
         if record.normalisation != NORMALISATION:
@@ -190,6 +193,44 @@ def _leaked(leaky: list[StoredRecord], mine: list[StoredRecord], report: Callabl
             "again."
         ),
         lines=tuple(lines),
+        limitations=(LIMITATION,),
+    )
+
+
+def _still_leaked(testset: TestSet, earlier: list[StoredRecord]) -> list[tuple[StoredRecord, tuple[str, ...]]]:
+    """Records of earlier versions of this test set (not re-checked since) that found leaked cases
+    whose ids are still in it: changing the test set (one case added) must not make leaked cases
+    that stayed look unchecked, or clean."""
+    ids = {case.id for case in testset.cases}
+    found = []
+    for stored in earlier:
+        kept = tuple(case for case in stored.record.leaked_ids if case in ids)
+        if kept:
+            found.append((stored, kept))
+    return found
+
+
+def _leaked_before(
+    release: Release,
+    testset: TestSet,
+    lingering: list[tuple[StoredRecord, tuple[str, ...]]],
+    report: Callable[..., CheckReport],
+) -> CheckReport:
+    ids = tuple(dict.fromkeys(case for _, kept in lingering for case in kept))
+    files = ", ".join(stored.record.training_shown for stored, _ in lingering)
+    rerun = " and ".join(_rerun(release, stored.record) for stored, _ in lingering)
+    return report(
+        f"{len(ids)} case(s) found in the training data by an earlier check are still in this test set",
+        {"status": "leaked", "n_leaked": len(ids), "leaked_ids": list(ids)},
+        verdict=Verdict.INSUFFICIENT_EVIDENCE,
+        reasons=("leaked_cases",),
+        invalidates=("leaked_cases",),
+        sentence=(
+            f"{len(ids)} test case(s) that the last check of {files} found in the training data (on an earlier version "
+            f"of the test set) are still in it, under the same ids: the test set changed but they did not leave, so "
+            f"every rule's evidence is invalid (this is not a FAIL of the model); remove them, or run {rerun}."
+        ),
+        lines=(f"leaked case ids still present ({len(ids)}): {id_list(ids, SHOWN_IDS)}",),
         limitations=(LIMITATION,),
     )
 

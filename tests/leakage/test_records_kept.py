@@ -216,3 +216,26 @@ def test_a_training_file_dropped_for_good_is_released_by_deleting_its_records(he
     for path in dropped:
         path.unlink()
     assert gate(here)[0] == 0
+
+
+def test_leaked_cases_that_stay_when_the_test_set_changes_keep_the_evidence_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Adding one unrelated case changes the test set's digest; the record that found leaks is now
+    of an earlier version. Its leaked cases are still there (same ids): not unchecked, not clean."""
+    from tests.conftest import labelled_cases, write_cases
+
+    Project(tmp_path).write(cases=labelled_cases(40, 40))
+    monkeypatch.chdir(tmp_path)
+    write_cases(tmp_path / "train.jsonl", [{"answer": 1}])
+    assert main(["leakage", "check", "--training", "train.jsonl", "--record", "--quiet"]) == 4
+    assert main(["gate", "--quiet"]) == 4
+    cases = tmp_path / "data" / "test.jsonl"
+    cases.write_text(cases.read_text() + json.dumps({"id": "new", "answer": 1, "expected": {"label": 1}}) + "\n")
+    capsys.readouterr()
+    assert main(["gate", "--json", "r.json"]) == 4
+    data = json.loads((tmp_path / "r.json").read_text())
+    [check] = [item for item in data["checks"] if item["name"] == "leakage"]
+    assert check["reasons"] == ["leaked_cases"]
+    assert "40 test case(s) that the last check of train.jsonl found in the training data (on an earlier version" in check["sentence"]
+    assert all("leaked_cases" in rule["reasons"] for rule in data["rules"])
