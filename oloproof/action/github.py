@@ -251,6 +251,25 @@ def append_summary(env: ActionEnv, markdown: str) -> bool:
     return True
 
 
+TOKEN_KEPT = (
+    "the checkout keeps the job's token in .git/config (actions/checkout's default, persist-credentials: true), "
+    "where the system under test can read it: set `persist-credentials: false` on the checkout step (with "
+    "`fetch-depth: 0` the action needs no credentials to read the pull request's base commit)"
+)
+
+
+def checkout_keeps_token(env: ActionEnv) -> bool:
+    """Whether the workspace's git config holds an HTTP extra header (how actions/checkout keeps
+    the job's token for later git calls): a file the system under test can read like any other."""
+    config = env.workspace / ".git" / "config"
+    try:
+        with config.open("rb") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return False
+    return b"extraheader" in text.lower()
+
+
 def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     """``git config --global --add safe.directory <workspace>``, before any git call.
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TextIO
 
 from oloproof import __version__
-from oloproof.action.github import ActionEnv, trust_workspace
+from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
 from oloproof.action.publish import internal_error, publish, report_error, report_input_error
 from oloproof.action.session import Session, chown_written
@@ -125,6 +125,8 @@ def _run(session: Session, environ: MutableMapping[str, str], presenter: _Presen
     if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
         why = "could not add the workspace to git's safe.directory"
         session.annotate([ann.Annotation(level="warning", title="oloproof: git", message=why)])
+    if checkout_keeps_token(env):
+        session.annotate([ann.Annotation(level="warning", title="oloproof: token in the checkout", message=TOKEN_KEPT)])
     os.chdir(inputs.working_directory)
     result = _gate(session, inputs)
     return publish(session, inputs, result)

@@ -144,3 +144,22 @@ def test_without_cap_sys_ptrace_the_parents_proc_files_are_closed(tmp_path: Path
     assert seen["token_in"] == []
     assert "mem" not in seen["readable"] and "mem: Permission denied" in seen["denied"], seen
     assert "PASS" in (action.files / "step_summary").read_text()
+
+
+def test_a_checkout_that_keeps_the_token_in_git_config_is_warned_about(action: ActionRun) -> None:
+    """actions/checkout keeps the job's token in .git/config by default (persist-credentials: true),
+    a file the system under test can read: the action says so and how to stop it."""
+    from tests.conftest import labelled_cases
+
+    action.project.write(cases=labelled_cases(20, 20), rules="  - {id: accurate, criterion: correct, min: 0.5}")
+    git_dir = action.workspace / ".git"
+    git_dir.mkdir()
+    (git_dir / "config").write_text(
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX2Zha2U=\n'
+    )
+    result = action(**{"github-token": ""})
+    [warning] = [line for line in result.annotations("warning") if "token in the checkout" in line]
+    assert "set `persist-credentials: false` on the checkout step" in warning
+    (git_dir / "config").write_text("[core]\n\tbare = false\n")
+    result = action(**{"github-token": ""})
+    assert not [line for line in result.annotations("warning") if "token in the checkout" in line]
