@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from oloproof.checks import GateCheck, GateContext
@@ -60,11 +61,14 @@ def run_gate(
     store: RunStore | None = None,
     reports_before: tuple[CheckReport, ...] = (),
     fresh: bool = False,
+    previous_gate: Callable[[Path], bytes | None] | None = None,
 ) -> GateResult:
     """Gate ``release``. ``store``: the runs to use (the action passes one pinned to what a
     pull request's base branch holds); ``reports_before``: reports of the caller's own checks, which
     join the prechecks (a blocking one blocks every rule); ``fresh``: run the released system (and
-    its transformed copies) again, while baselines and seed checkpoints may still be reused."""
+    its transformed copies) again, while baselines and seed checkpoints may still be reused;
+    ``previous_gate``: where this config's last-gate note is read (in a pull request, the base
+    commit's copy), instead of the working tree."""
     testset = load_dev_testset(release)
     store = store if store is not None else RunStore(release.base_dir)
     ctx = GateContext(release=release, testset=testset, store=store, quiet=quiet, rerun=rerun, on_batch=on_batch)
@@ -175,6 +179,7 @@ def run_gate(
             version=record.version,
             run_id=record.run_id,
             generated_at=generated_at,
+            previous=previous_gate,
         ),
     )  # what left the test set since this config's last gate (issue 16 §6)
     return result(

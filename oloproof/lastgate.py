@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,10 +113,18 @@ def read_last(path: Path) -> LastGate | None:
     try:
         with open_regular(path, path.name) as handle:  # a regular file, read with a cap
             data = handle.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            return None
+    except (OSError, OloproofError):
+        return None
+    return parse_last(data)
+
+
+def parse_last(data: bytes | None) -> LastGate | None:
+    """A last-gate note's bytes as a record, or None (none, too large, or not one)."""
+    if data is None or len(data) > MAX_BYTES:
+        return None
+    try:
         return LastGate.from_json(orjson.loads(data))
-    except (OSError, ValueError, KeyError, TypeError, OloproofError):
+    except (ValueError, KeyError, TypeError, OloproofError):
         return None
 
 
@@ -163,10 +171,13 @@ def note_and_record(
     version: str,
     run_id: str,
     generated_at: str,
+    previous: Callable[[Path], bytes | None] | None = None,
 ) -> tuple[str, ...]:
-    """The notes on what changed since this config's last gate; then this gate becomes the last."""
+    """The notes on what changed since this config's last gate; then this gate becomes the last.
+    ``previous``: where the last gate's note is read instead of the working tree (in a pull
+    request, the base commit's copy: deleting the note must not hide that failing cases left)."""
     path = gate_path(base_dir, config)
-    last = read_last(path)
+    last = parse_last(previous(path)) if previous is not None else read_last(path)
     notes = changes_since(last, testset) if last is not None else ()
     gate = LastGate(
         testset_digest=testset.digest,

@@ -146,16 +146,26 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     store = RunStore(release.base_dir)
     before: tuple[CheckReport, ...] = ()
+    previous_gate = None
     base_sha = pull_request_base(env)
     if base_sha is not None:  # a pull request: trust what its base branch holds, nothing it adds
         trust = base_trust(release, base_sha)
         store.pinned = trust.pinned_runs(release.base_dir)
         before = (trust_report(release, trust),)
+        previous_gate = trust.base_bytes  # what left the test set is said against the base's last gate
     run_ref = None
     if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere
         run_ref = _import_outputs(session, release, inputs.outputs, store)
     fresh = inputs.reuse == "baseline-only"  # the released system runs now; baselines and seeds may be reused
-    result = run_gate(release, run_ref=run_ref, quiet=True, store=store, reports_before=before, fresh=fresh)
+    result = run_gate(
+        release,
+        run_ref=run_ref,
+        quiet=True,
+        store=store,
+        reports_before=before,
+        fresh=fresh,
+        previous_gate=previous_gate,
+    )
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.

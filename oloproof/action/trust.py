@@ -59,6 +59,14 @@ class BaseTrust:
     problems: tuple[str, ...] = ()
     object_format: str = "sha1"  # the repository's hash for object ids (sha1, or sha256)
 
+    def base_bytes(self, path: Path) -> bytes | None:
+        """A file as the base commit holds it (None when it does not, or cannot be read)."""
+        if not self.available:
+            return None
+        top = repository_top(path.parent if path.parent.exists() else Path.cwd())
+        relative = from_top(top, path.absolute())
+        return None if relative is None else git_bytes(top, "show", f"{self.base_sha}:{relative}")
+
     def pinned_runs(self, root: Path) -> PinnedRuns:
         """The base commit's runs, for a ``RunStore`` in a pull request: refs resolve over them
         alone, each read as the base holds it (a run the pull request deletes or edits is read

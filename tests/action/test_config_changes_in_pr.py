@@ -43,3 +43,29 @@ def test_a_swapped_test_set_is_named_and_an_untouched_project_is_not(
     write_cases(action.workspace / "data" / "test.jsonl", labelled_cases(100, 99))
     check, summary, _ = pr_row(action, base)
     assert "data/test.jsonl is changed by this pull request" in summary
+
+
+def test_failing_cases_removed_in_a_pull_request_are_said_even_when_the_note_is_deleted(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last-gate note is read from the base commit in a pull request: deleting it (or editing
+    it) does not hide that the failing cases left the test set."""
+    import shutil
+
+    from oloproof.cli.main import main as cli
+    from tests.action.test_pull_request_trust import git
+
+    root = action.workspace
+    write_cases(root / "data" / "test.jsonl", labelled_cases(100, 85))
+    monkeypatch.chdir(root)
+    assert cli(["gate", "--quiet"]) in (1, 4)  # 85/100 against min 0.9; the note records the 15 failures
+    assert (root / ".oloproof" / "gates").is_dir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    base = git(root, "rev-parse", "HEAD")
+    write_cases(root / "data" / "test.jsonl", labelled_cases(100, 85)[:85])  # the 15 failures removed
+    shutil.rmtree(root / ".oloproof" / "gates")
+    result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED, FAIL"})
+    assert "15 cases removed since the last gate" in result.summary, result.summary
+    assert "all of them were failures" in result.summary
