@@ -257,6 +257,16 @@ def _verdict(
             ("interval_misses_threshold", *reasons),
             (f"{head}: even the {other_word} bound {fmt(miss_value)} misses {relation} {threshold:g}."),
         )
+    if missing and missing * 2 >= n:  # more cases would not help: the outputs are what is missing
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("interval_straddles_threshold", *reasons),
+            (
+                f"{head} contains {relation} {threshold:g}: {missing} of {n} cases have no usable output (the run's "
+                "errors and case notes say why: ids that match no case, lines that are not JSON objects, a key the "
+                "evaluator does not read), so more cases would not settle it; make the system answer every case."
+            ),
+        )
     ceiling = (details or {}).get("ceiling")
     groups = (details or {}).get("n_clusters")
     if rule.kind == "min" and isinstance(ceiling, float) and ceiling < threshold:

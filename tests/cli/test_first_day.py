@@ -352,3 +352,29 @@ def test_a_holdout_read_with_the_wrong_key_is_recorded_not_refused(project: Proj
     data = json.loads(out.read_text())
     assert data["entry"]["missing"] == 40 and data["entry"]["answered"] == 0
     assert (project.root / "evals" / "READS.log").read_text().count("\n") >= 2
+
+
+@pytest.mark.parametrize("how", ["integer ids", "ids matching no case", "a misspelt key on most outputs"])
+def test_outputs_that_match_no_case_are_not_told_to_add_cases(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """When half or more of the cases have no usable output, more cases would not settle the rule:
+    the sentence says the outputs are what is missing, never 'add cases' or 'PASS would need N'."""
+    project.write(cases=labelled_cases(40, 40), command=None)
+    monkeypatch.chdir(project.root)
+    rows = []
+    for i in range(40):
+        if how == "integer ids":
+            rows.append({"id": i, "label": 1})
+        elif how == "ids matching no case":
+            rows.append({"id": f"other{i}", "label": 1})
+        else:
+            rows.append({"id": f"c{i:05d}", ("label" if i == 0 else "lable"): 1})
+    (project.root / "o.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["run", "--outputs", "o.jsonl", "--version", "v1", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["gate", "--json", "r.json"]) == 4
+    [rule] = json.loads((project.root / "r.json").read_text())["rules"]
+    assert "cases have no usable output" in rule["sentence"], rule["sentence"]
+    assert "so more cases would not settle it; make the system answer every case." in rule["sentence"]
+    assert "add cases" not in rule["sentence"] and "would need" not in rule["sentence"]
