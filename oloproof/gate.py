@@ -164,7 +164,7 @@ def run_gate(
             decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
     rules = tuple(decided)
     for check in checks.values():
-        rules += tuple(_invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
+        rules += tuple(invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
     reports = tuple(
         checks[report.name].final_report(ctx, report) if report.name in checks else report for report in reports
     )
@@ -384,7 +384,7 @@ def _with_reasons(outcome: CriterionOutcome, codes: tuple[str, ...]) -> Criterio
     return replace(outcome, reasons=merged)
 
 
-def _invalidated(rule: RuleResult, codes: tuple[str, ...]) -> RuleResult:
+def invalidated(rule: RuleResult, codes: tuple[str, ...]) -> RuleResult:
     """A check's own rule (the seeds recipe) on a test set whose evidence is invalid (leaked cases):
     INSUFFICIENT_EVIDENCE whatever its method, every reason code kept (SPEC §2)."""
     added = [code for code in codes if code not in rule.reasons]

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from oloproof.cli import common
+
+if TYPE_CHECKING:
+    from oloproof.compare.runs import Comparison
+    from oloproof.result import CheckReport
 
 
 def fraction(option: str) -> Callable[[str], float]:
@@ -53,14 +58,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     from oloproof.compare.runs import compare_runs  # lazy: start-up
     from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.leakage.check import gate_report  # lazy: start-up
     from oloproof.report.compare import lines  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
 
     release = common.load(args)
     common.check_outputs(args.json, release=release)
+    testset = load_dev_testset(release)
     comparison = compare_runs(
         release,
-        load_dev_testset(release),
+        testset,
         RunStore(release.base_dir),
         args.ref_a,
         args.ref_b,
@@ -68,9 +75,33 @@ def handle(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         min_gain=args.min_gain,
     )
+    comparison = _with_leakage(comparison, gate_report(release, testset, release.base_dir))
     if args.json:
         common.write_json(args.json, comparison.to_json())
     console = common.console()
     for line in lines(comparison):
         console.print(line)
     return comparison.exit_code
+
+
+def _with_leakage(comparison: Comparison, leakage: CheckReport) -> Comparison:
+    """A known leak invalidates a paired decision as it does a gate's rules (the test set is in the
+    training data: neither run measures what it names). The comparison itself is still shown."""
+    from dataclasses import replace  # lazy: start-up
+
+    from oloproof.verdicts import Verdict  # lazy: start-up
+
+    if not leakage.invalidates:
+        return comparison
+    said = f"leakage: {leakage.status}"
+    notes = (*comparison.notes, said)
+    decision = comparison.decision
+    if decision is None:
+        return replace(comparison, notes=notes)
+    codes = tuple(dict.fromkeys((*decision.reasons, *leakage.invalidates)))
+    sentence = f"{leakage.sentence or said} The difference is shown, not decided"
+    return replace(
+        comparison,
+        notes=notes,
+        decision=replace(decision, verdict=Verdict.INSUFFICIENT_EVIDENCE, reasons=codes, sentence=sentence),
+    )

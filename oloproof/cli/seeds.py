@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from oloproof.cli import common
@@ -42,7 +43,9 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.config import check_seeds, checkpoint_files  # lazy: start-up
     from oloproof.errors import UsageError  # lazy: start-up
     from oloproof.files import display_path, read_text  # lazy: start-up
-    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.gate import invalidated, load_dev_testset  # lazy: start-up
+    from oloproof.inert import inert  # lazy: start-up
+    from oloproof.leakage.check import gate_report  # lazy: start-up
     from oloproof.policy import POLICY, build_policy  # lazy: start-up
     from oloproof.report import seeds_page, seeds_terminal  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
@@ -82,7 +85,12 @@ def handle(args: argparse.Namespace) -> int:
     with common.BatchProgress("running checkpoints", enabled=common.interactive() and not args.quiet) as progress:
         checkpoints = gather_checkpoints(spec, release, testset, store, rerun=args.rerun, on_batch=progress)
     result = decide_recipe(spec, release, policy, testset, store, checkpoints)
+    leakage = gate_report(release, testset, release.base_dir)
+    if leakage.invalidates:  # a known leak invalidates the recipe's evidence as it does the gate's rules
+        result = replace(result, rule=invalidated(result.rule, leakage.invalidates))
     seeds_terminal.print_result(result, common.console())
+    if leakage.invalidates:
+        common.console().print(f"leakage: {inert(leakage.status)}")
     if args.html:
         common.write_file(args.html, seeds_page.render(result))
     if args.json:
