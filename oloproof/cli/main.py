@@ -88,7 +88,11 @@ class _Stderr:
 
     def stopped(self, code: ExitCode) -> None:
         word = "terminated" if code is ExitCode.TERMINATED else "interrupted"
-        print(f"oloproof: {word}; nothing half-written was kept", file=sys.stderr)
+        print(
+            f"oloproof: {word}; nothing half-written was kept (a holdout read that had begun still counts against its "
+            "budget: `oloproof holdout status` says so)",
+            file=sys.stderr,
+        )
 
     def internal(self, exc: BaseException) -> None:
         print(

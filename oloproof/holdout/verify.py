@@ -141,8 +141,8 @@ def verify(data: bytes | None, *, shown: str, witnesses: Sequence[Witness] = ())
             )
     _check_witnesses(walk, witnesses, log_hashes={entry.hash for entry in walk.reads})
     notes.extend(
-        f"line {line}: an interrupted read (the writer stopped mid-append, after the read began): it counts against "
-        "the budget, and is kept in the log"
+        f"line {line}: an interrupted read (stopped after the read began, before its outcome was written: the system "
+        "may have seen the holdout): it counts against the budget, and is kept in the log"
         for line in walk.interrupted
     )
     return LogState(

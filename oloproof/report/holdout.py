@@ -71,6 +71,8 @@ def status_items(status: HoldoutStatus) -> list[str | Table]:
         chain = "no reads yet (the file does not exist)"
     else:
         chain = f"intact, hash chain verified ({len(state.reads)} read entries"
+        if state.interrupted:  # reads that began and were cut off: they count against the budget
+            chain += f", {len(state.interrupted)} interrupted read(s) that count"
         chain += f", {len(state.repairs)} repair(s))" if state.repairs else ")"
     out.append(f"log {status.log}: {chain}")
     out.extend(f"  {problem}" for problem in state.problems)

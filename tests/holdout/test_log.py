@@ -300,7 +300,10 @@ def test_a_torn_read_counts_and_is_kept_by_the_next_append(tmp_path: Path, cut: 
     log.path.write_bytes(whole + line3.encode()[:cut])
     state = log.state()
     assert state.intact and state.reads_used == 3 and state.torn_bytes == 0 and state.interrupted == (6,)
-    assert any("an interrupted read" in note for note in state.notes)
+    assert (
+        "line 6: an interrupted read (stopped after the read began, before its outcome was written: the system may "
+        "have seen the holdout): it counts against the budget, and is kept in the log"
+    ) in state.notes
     with log.transaction() as tx:
         entry = tx.append_read(FIELDS, when=WHEN)
     assert entry.seq == 4
