@@ -419,10 +419,15 @@ def checkpoint_lines(checkpoints: tuple[Checkpoint, ...]) -> tuple[str, ...]:
         if cp.run is None:
             lines.append(f"{cp.name}: no run ({cp.problem})")
             continue
-        how = {"new": "made now", "reused": "reused"}.get(cp.origin, f"named by {cp.ref}")
         run = cp.run
+        how = {"new": "made now", "reused": "reused"}.get(cp.origin, f"(version {run.version}) named by {cp.ref}")
         lines.append(f"{cp.name}: run {run.run_id} {how} ({run.status}, {run.n_outputs}/{run.n_cases} outputs)")
         lines.extend(f"  {note}" for note in cp.notes)
         if cp.origin == "new":
             lines.extend(f"  {problem}" for problem in describe_problems(run, limit=3))
+    if any(cp.origin == "ref" and (cp.ref or "").startswith("latest") for cp in checkpoints):
+        lines.append(
+            "latest~N names whatever runs are newest on this test set (besides the released system's): a run of "
+            "another experiment made since shifts them; name each seed by version:NAME to pin it"
+        )
     return tuple(lines)

@@ -120,3 +120,22 @@ def test_when_every_checkpoint_failed_there_is_nothing_to_estimate(project: Proj
         "recipe r: no checkpoint has a usable output (failed: s1, s2, s3), so the recipe is not judged."
     )
     assert html.exists()
+
+
+def test_checkpoints_named_by_latest_show_the_version_they_landed_on(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stray run of another experiment shifts latest~N; the gate names each checkpoint's version
+    and says how to pin the seeds, so the shift is seen."""
+    project.write(cases=labelled_cases(20, 18), version="released")
+    for name in ("seed_1", "seed_2", "seed_3", "experiment"):
+        assert project.cli("run", "--command", f"{sys.executable} {ECHO}", "--version", name, "--quiet") == 0
+    extra = seeds_block("    s1: latest~2\n    s2: latest~1\n    s3: latest\n")
+    project.write(cases=labelled_cases(20, 18), version="released", extra=extra, policy_extra=APPROX)
+    capsys.readouterr()
+    project.cli("gate")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(version experiment) named by latest (" in out
+    assert "(version seed_2) named by latest~2 (" in out
+    assert "latest~N names whatever runs are newest on this test set" in out
+    assert "name each seed by version:NAME to pin it" in out
