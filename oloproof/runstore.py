@@ -401,7 +401,9 @@ def resolve_ref(
             for run_id, why in sorted((refused or {}).items()):
                 if run_id.startswith(text):
                     raise StoreError(f"ref '{ref}': run {run_id} is not used: {why}")
-            raise StoreError(f"ref '{ref}': no run id starts with '{text}' (see `oloproof runs`)")
+            versions = {record.version for record in records}
+            hint = f"; did you mean 'version:{text}'?" if text in versions else " (see `oloproof runs`)"
+            raise StoreError(f"ref '{ref}': no run id starts with '{text}'{hint}")
         if len(matches) > 1:
             ids = ", ".join(record.run_id for record in matches[:5])
             raise StoreError(
