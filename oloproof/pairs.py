@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
+from oloproof.stats.clustered_paired import ClusteredPaired, clustered_paired_difference
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
 from oloproof.stats.resolution import paired_mdd
@@ -53,6 +54,18 @@ class Pairing:
     regressed: tuple[int, ...]
     improved: tuple[int, ...]
     missing: tuple[int, ...]
+    # The set declares groups: the clustered interval (approximate) is the one that decides.
+    clustered: ClusteredPaired | None = None
+
+    @property
+    def decisive(self) -> Interval:
+        """The interval a decision reads: exact (melded), or clustered when the set declares groups."""
+        return self.exact if self.clustered is None else self.clustered.interval
+
+    @property
+    def approximate(self) -> Interval:
+        """The interval a MOVER combination reads: Tango's, or clustered when the set declares groups."""
+        return self.tango if self.clustered is None else self.clustered.interval
 
     @property
     def b(self) -> int:
@@ -81,8 +94,18 @@ class Pairing:
             "c": self.c,
             "discordant": self.discordant,
             "difference": self.estimate,
-            "exact": interval_json(self.exact),
-            "approximate": interval_json(self.tango),
+            # A grouped set has no exact paired interval: the case-level ones ignore the groups.
+            "exact": interval_json(self.exact) if self.clustered is None else None,
+            "approximate": interval_json(self.approximate),
+            "clustered": None
+            if self.clustered is None
+            else {
+                "groups": self.clustered.n_clusters,
+                "se": self.clustered.se if math.isfinite(self.clustered.se) else None,
+                "df": self.clustered.df,
+                "n_eff": self.clustered.n_eff,
+                "few_clusters": self.clustered.few_clusters,
+            },
             "mcnemar_exact_p": self.mcnemar_p,
             "discordance": self.discordance,
             "resolution": self.resolution,
@@ -109,8 +132,25 @@ def as_outcomes(values: Any) -> list[bool | None]:
     return out
 
 
-def pair(old: Sequence[bool | None], new: Sequence[bool | None], *, confidence: float) -> Pairing:
-    """Pair two versions' outcomes case by case (``old[i]`` and ``new[i]`` are the same case)."""
+def case_groups(testset: TestSet) -> list[str] | None:
+    """Each case's group (a case without one is a group of its own), or None when none declares one."""
+    if not testset.has_groups:
+        return None
+    return [case.group if case.group is not None else f"\0{case.id}" for case in testset.cases]
+
+
+def pair(
+    old: Sequence[bool | None],
+    new: Sequence[bool | None],
+    *,
+    confidence: float,
+    groups: Sequence[str | int] | None = None,
+) -> Pairing:
+    """Pair two versions' outcomes case by case (``old[i]`` and ``new[i]`` are the same case).
+
+    With ``groups`` (one label per case, from a set that declares groups) the decisive interval is
+    the clustered one (``oloproof.stats.clustered_paired``, approximate) and the resolution counts
+    the design effect."""
     low_table = paired_counts(old, new, impute="conservative")
     high_table = paired_counts(old, new, impute="optimistic")
     n = low_table.n
@@ -135,18 +175,25 @@ def pair(old: Sequence[bool | None], new: Sequence[bool | None], *, confidence: 
         )
 
     discordance = low_table.discordant / n
+    exact = combined("melded")
+    clustered = None
+    effective = n
+    if groups is not None:
+        clustered = clustered_paired_difference(old, new, groups, confidence=confidence, floor=exact)
+        effective = max(1, int(clustered.n_eff))
     return Pairing(
         n=n,
         low_table=low_table,
         high_table=high_table,
-        exact=combined("melded"),
+        exact=exact,
         tango=combined("tango"),
         mcnemar_p=mcnemar_exact_p(len(improved), len(regressed)) if answered else None,
-        resolution=_resolution(n, discordance, confidence),
+        resolution=_resolution(effective, discordance, confidence),
         discordance=discordance,
         regressed=regressed,
         improved=improved,
         missing=missing,
+        clustered=clustered,
     )
 
 
