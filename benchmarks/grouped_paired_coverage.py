@@ -113,15 +113,15 @@ def gap_table(trials: int, rng: np.random.Generator) -> None:
             for _ in range(2):
                 d, codes = draw(groups, "5", icc, r, i, rng)
                 mean, low, high = limits(d, codes, groups)
-                sides["clustered"].append(Interval(estimate=mean, low=low, high=high, level=0.95, method="c", approximate=True))
+                sides["clustered"].append(
+                    Interval(estimate=mean, low=low, high=high, level=0.95, method="c", approximate=True)
+                )
                 b, c = int((d == 1).sum()), int((d == -1).sum())
                 sides["tango"].append(paired_difference(b, c, d.size, confidence=0.95, method="tango"))
             for name, (dev, hold) in sides.items():
                 fit = mover_difference(dev, hold, confidence=0.95)
                 covered[name] += fit.low <= 0.0 <= fit.high
-        print(
-            f"| {groups} | {icc:g} | {covered['clustered'] / trials:.3f} | {covered['tango'] / trials:.3f} |"
-        )
+        print(f"| {groups} | {icc:g} | {covered['clustered'] / trials:.3f} | {covered['tango'] / trials:.3f} |")
         sys.stdout.flush()
 
 

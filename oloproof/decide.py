@@ -343,6 +343,7 @@ def decide_regression(
     *,
     baseline_label: str,
     case_ids: Sequence[str],
+    groups: Sequence[str] | None = None,
 ) -> RuleResult:
     """A regression guard: PASS iff the paired interval's lower bound >= -max_drop.
 
@@ -350,9 +351,10 @@ def decide_regression(
     (exact; STATISTICS.md §4). Missing outputs are imputed against the new version for the lower
     bound and in its favour for the upper, so missing outputs alone never PASS or FAIL
     (``oloproof.pairs``). The sentence names the dev-set cases that regressed and the smallest
-    drop this set resolves.
+    drop this set resolves. With ``groups`` the clustered interval decides (approximate;
+    ``oloproof.pairs.grouped_review``).
     """
-    from oloproof.pairs import as_outcomes, listed, pair  # lazy: start-up
+    from oloproof.pairs import as_outcomes, grouped_review, listed, pair  # lazy: start-up
 
     common = dict(
         rule_id=rule.id,
@@ -383,8 +385,8 @@ def decide_regression(
             ),
             **common,  # type: ignore[arg-type]
         )
-    paired = pair(as_outcomes(baseline.values), as_outcomes(now.values), confidence=policy.confidence)
-    interval, resolution = paired.exact, paired.resolution
+    paired = pair(as_outcomes(baseline.values), as_outcomes(now.values), confidence=policy.confidence, groups=groups)
+    interval, resolution = paired.decisive, paired.resolution
     reasons: list[str] = []
     if paired.missing:
         reasons.append("missing_outputs")
@@ -405,8 +407,14 @@ def decide_regression(
     )
     invalid = [code for code in reasons if code in INVALIDATING]
     side = side_of("min", floor, interval)  # the difference must stay at or above −max_drop
+    review = (
+        None if invalid else grouped_review(paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons)
+    )
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
+    elif review is not None:
+        verdict, reasons, why = review
+        sentence = f"{head}; {why}{moved}."
     elif side == "clears":
         reasons.insert(0, "interval_clears_threshold")
         verdict = Verdict.PASS

@@ -26,6 +26,7 @@ from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
 from oloproof.metamorphic.variants import VariantProvider, check_declared_paths
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
+from oloproof.pairs import case_groups
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
@@ -335,7 +336,13 @@ def _decide_regression(
     evaluator = release.criteria()[rule.criterion]
     base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
     result = decide_regression(
-        rule, now, base_outcome, release.policy, baseline_label=label, case_ids=[case.id for case in ctx.testset.cases]
+        rule,
+        now,
+        base_outcome,
+        release.policy,
+        baseline_label=label,
+        case_ids=[case.id for case in ctx.testset.cases],
+        groups=case_groups(ctx.testset),
     )
     if baseline.checker != gated.checker:
         # Drift in the measuring apparatus (SPEC §9): said, not silently compared across.

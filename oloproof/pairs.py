@@ -24,6 +24,7 @@ from oloproof.stats.clustered_paired import ClusteredPaired, clustered_paired_di
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
 from oloproof.stats.resolution import paired_mdd
+from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -202,6 +203,48 @@ def _resolution(n: int, discordance: float, confidence: float) -> float | None:
     resolve any difference: two cases "resolve" 280 points otherwise)."""
     mdd = paired_mdd(n, psi=max(discordance, MIN_DISCORDANCE), confidence=confidence)
     return mdd if mdd < 1.0 else None
+
+
+def grouped_review(
+    paired: Pairing, *, allow_approximate: bool, reasons: list[str]
+) -> tuple[Verdict, list[str], str] | None:
+    """Why a grouped pair cannot be decided on its interval (None when it can, or is not grouped).
+
+    The clustered interval is approximate: it decides only under ``allow_approximate_methods``
+    (MANUAL_REVIEW otherwise) and only on ``MIN_CLUSTERS`` groups or more (``few_clusters``), as
+    the clustered pass-rate rule does; a manual review needs every output (INSUFFICIENT_EVIDENCE).
+    """
+    from oloproof.stats.clustered import MIN_CLUSTERS  # lazy: start-up
+
+    grouped = paired.clustered
+    if grouped is None:
+        return None
+    codes = [*reasons, *(["few_clusters"] if grouped.few_clusters else [])]
+    if allow_approximate and not grouped.few_clusters:
+        reasons[:] = codes
+        return None
+    if not allow_approximate:
+        codes.append("approximate_method")
+    if "missing_outputs" in codes:
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            codes,
+            "the evidence is incomplete (missing_outputs): a manual review needs every output, so the rule is not "
+            "decided; make the system answer every case",
+        )
+    if not allow_approximate:
+        return (
+            Verdict.MANUAL_REVIEW,
+            codes,
+            f"the test set declares groups ({grouped.n_clusters}), so only an approximate (clustered) paired "
+            "interval exists: set allow_approximate_methods: true in the policy to let it decide, or review by hand",
+        )
+    return (
+        Verdict.MANUAL_REVIEW,
+        codes,
+        f"with {grouped.n_clusters} groups, fewer than {MIN_CLUSTERS}, the clustered paired interval is not "
+        "trustworthy: review by hand or add groups",
+    )
 
 
 def listed(ids: Sequence[str], *, limit: int = 10) -> str:

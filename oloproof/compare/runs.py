@@ -4,7 +4,9 @@ REF_A is the older version (the baseline), REF_B the newer one; every difference
 The comparison is the 2×2 table of their outcomes on the same cases (``oloproof.pairs``): b cases
 only B gets right, c cases only A gets right, the difference (b − c)/n with the Fay–Lumbard exact
 interval (and Tango's, labelled approximate), McNemar's exact p, the smallest difference the set
-resolves, and the ids of the dev cases that regressed and improved. Runs are dev-set runs only
+resolves, and the ids of the dev cases that regressed and improved. On a set that declares groups
+the interval is the clustered one (``oloproof.stats.clustered_paired``, approximate), which decides
+only under ``allow_approximate_methods`` and on 30 groups or more (MANUAL_REVIEW otherwise). Runs are dev-set runs only
 (holdout reads are never stored as runs, so no holdout case id can appear here).
 
 With ``max_drop`` (or ``min_gain``) it also decides, exactly as a ``baseline``/``max_drop`` rule of
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from oloproof.decide import INVALIDATING, side_of
 from oloproof.errors import UsageError
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
+from oloproof.pairs import Pairing, case_groups, grouped_review, pair, paired_criterion, run_outcomes
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.verdicts import Verdict
 
@@ -144,16 +146,16 @@ def compare_runs(
         )
     old_values, old_reasons = run_outcomes(release, testset, store, old, name, ref=old_ref)
     new_values, new_reasons = run_outcomes(release, testset, store, new, name, ref=new_ref)
-    paired = pair(old_values, new_values, confidence=release.policy.confidence)
+    paired = pair(old_values, new_values, confidence=release.policy.confidence, groups=case_groups(testset))
     reasons = list(dict.fromkeys((*old_reasons, *new_reasons)))
     if paired.missing:
         reasons.insert(0, "missing_outputs")
     notes = _notes(old_ref, old, new_ref, new)
     decision = None
     if max_drop is not None:
-        decision = _decide("max_drop", -max_drop, max_drop, paired, reasons)
+        decision = _decide("max_drop", -max_drop, max_drop, paired, reasons, release.policy.allow_approximate_methods)
     elif min_gain is not None:
-        decision = _decide("min_gain", min_gain, min_gain, paired, reasons)
+        decision = _decide("min_gain", min_gain, min_gain, paired, reasons, release.policy.allow_approximate_methods)
     return Comparison(
         release=release.path,
         criterion=name,
@@ -198,9 +200,14 @@ def _notes(old_ref: str, old: RunRecord, new_ref: str, new: RunRecord) -> tuple[
 
 
 def _decide(
-    kind: Literal["max_drop", "min_gain"], floor: float, threshold: float, paired: Pairing, reasons: list[str]
+    kind: Literal["max_drop", "min_gain"],
+    floor: float,
+    threshold: float,
+    paired: Pairing,
+    reasons: list[str],
+    allow_approximate: bool = False,
 ) -> Decision:
-    interval = paired.exact
+    interval = paired.decisive
     wanted = f"a drop of at most {threshold:g}" if kind == "max_drop" else f"a gain of at least {threshold:g}"
     invalid = [code for code in reasons if code in INVALIDATING]
     if invalid:
@@ -211,6 +218,10 @@ def _decide(
             reasons=tuple(reasons),
             sentence=f"the evidence is invalid ({', '.join(invalid)}): it cannot show {wanted}",
         )
+    review = grouped_review(paired, allow_approximate=allow_approximate, reasons=reasons)
+    if review is not None:
+        verdict, codes, why = review
+        return Decision(kind=kind, threshold=threshold, verdict=verdict, reasons=tuple(codes), sentence=why)
     side = side_of("min", floor, interval)  # both questions are "is B − A at least the floor?"
     if side == "clears":
         verdict, code = Verdict.PASS, "interval_clears_threshold"

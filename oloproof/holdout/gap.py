@@ -23,7 +23,7 @@ from oloproof.holdout.composition import Composition, composition
 from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.holdout.records import command_digest
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, pair, paired_criterion, run_outcomes
+from oloproof.pairs import Pairing, case_groups, pair, paired_criterion, run_outcomes
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.stats.gap import mover_difference
 from oloproof.stats.interval import interval_json
@@ -180,7 +180,10 @@ class Gap:
             "fit": None if self.fit is None else interval_json(self.fit),
             "real_improvement": None
             if holdout is None
-            else {"exact": interval_json(holdout.pairing.exact), "approximate": interval_json(holdout.pairing.tango)},
+            else {
+                "exact": None if holdout.pairing.clustered else interval_json(holdout.pairing.exact),
+                "approximate": interval_json(holdout.pairing.approximate),
+            },
             "dev_gain": self.dev.pairing.estimate,
             "holdout_resolution": None if holdout is None else holdout.pairing.resolution,
             "composition": self.composition.to_json(),
@@ -253,11 +256,12 @@ def gap(
 
     old_dev, old_reasons = score(baseline, baseline_ref)
     new_dev, new_reasons = score(current, current_ref)
+    dev_groups = case_groups(testset)
     dev = Movement(
         set="dev",
         old=run_side(baseline, old_dev),
         new=run_side(current, new_dev),
-        pairing=pair(old_dev, new_dev, confidence=confidence),
+        pairing=pair(old_dev, new_dev, confidence=confidence, groups=dev_groups),
     )
     notes = list(history.notes)
     notes.extend(
@@ -276,9 +280,24 @@ def gap(
             set="holdout",
             old=read_side(old_read),
             new=read_side(new_read),
-            pairing=pair(list(old_read.outcomes or ()), list(new_read.outcomes or ()), confidence=confidence),
+            pairing=pair(
+                list(old_read.outcomes or ()),
+                list(new_read.outcomes or ()),
+                confidence=confidence,
+                groups=old_read.groups,
+            ),
         )
-    fit = mover_difference(dev.pairing.tango, holdout.pairing.tango, confidence=confidence) if holdout else None
+        if dev_groups is not None and old_read.groups is None:
+            notes.append(
+                "the dev set declares groups but the holdout reads record none: the holdout movement treats its "
+                "cases as independent"
+            )
+    # MOVER over each set's movement: the clustered interval wherever a set declares groups (§5).
+    fit = (
+        mover_difference(dev.pairing.approximate, holdout.pairing.approximate, confidence=confidence)
+        if holdout
+        else None
+    )
     for movement in (dev, holdout):
         if movement is not None and movement.old.checker != movement.new.checker:
             notes.append(
@@ -426,7 +445,7 @@ def _drift(
                     set="dev",
                     first=first,
                     again=run_side(same[-1], last_values),
-                    pairing=pair(first_values, last_values, confidence=confidence),
+                    pairing=pair(first_values, last_values, confidence=confidence, groups=case_groups(testset)),
                     checker_changed=same[0].checker != same[-1].checker,
                 )
             )
@@ -442,7 +461,12 @@ def _drift(
                     set="holdout",
                     first=read_side(first_read),
                     again=read_side(again),
-                    pairing=pair(list(first_read.outcomes or ()), list(again.outcomes or ()), confidence=confidence),
+                    pairing=pair(
+                        list(first_read.outcomes or ()),
+                        list(again.outcomes or ()),
+                        confidence=confidence,
+                        groups=first_read.groups,
+                    ),
                     checker_changed=None
                     if first_read.checker is None or again.checker is None
                     else first_read.checker != again.checker,

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from oloproof.holdout.cases import HoldoutUnavailable, cases_path, holdout_spec, load_holdout, open_log
 from oloproof.holdout.log import LogState, ReadFields, Witness
-from oloproof.holdout.records import OutcomeRecord, case_keys, load_outcome_records, relative, strata_vector
+from oloproof.holdout.records import (
+    OutcomeRecord,
+    case_keys,
+    groups_vector,
+    load_outcome_records,
+    relative,
+    strata_vector,
+)
 from oloproof.holdout.registry import load_register, register_shown, relative_to_root, repository_root
 from oloproof.holdout.verify import verify
 from oloproof.pairs import as_outcomes
@@ -44,6 +51,7 @@ class Reading:
     run_status: str | None  # of the system during the read (from its record)
     source: str | None = None  # what was scored: system.command | command | outputs (None: not recorded)
     command_sha256: str | None = None  # the digest of the command that made the read (records.command_digest)
+    groups: tuple[int, ...] | None = None  # each case's group number, same order (None: the set has no groups)
 
     @property
     def scored(self) -> bool:
@@ -86,7 +94,9 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         del by_hash[entry_hash]  # which one is the read's is not for a file name to decide
         names = ", ".join(relative(release.base_dir, copy.path) for copy in copies)
         notes.append(f"{len(copies)} outcome records name read {copies[0].seq} ({names}): none of them is used")
-    recovered = _recover_strata(release, {r.set_digest for r in records if r.strata is None}, environ)
+    recovered, recovered_groups = _recover_strata(
+        release, {r.set_digest for r in records if r.strata is None or r.groups is None}, environ
+    )
     record: OutcomeRecord | None
     readings: list[Reading] = []
     unrecorded: list[int] = []
@@ -133,6 +143,8 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
                 run_status=None if record is None else str((record.data.get("run") or {}).get("status")),
                 source=None if record is None else _text((record.data.get("run") or {}).get("source")),
                 command_sha256=None if record is None else _text((record.data.get("run") or {}).get("command_sha256")),
+                # The holdout file's grouping where it was read (it still holds the set), else the record's.
+                groups=None if record is None else recovered_groups.get(record.set_digest, record.groups),
             )
         )
     if unrecorded:
@@ -201,16 +213,21 @@ def _disagreement(record: OutcomeRecord, fields: ReadFields) -> str | None:
 
 def _recover_strata(
     release: Release, digests: set[str], environ: Mapping[str, str] | None
-) -> dict[str, tuple[str | None, ...]]:
-    """Strata of reads recorded without them, from the holdout file when it still holds that set."""
+) -> tuple[dict[str, tuple[str | None, ...]], dict[str, tuple[int, ...]]]:
+    """Strata and groups of reads recorded without them, from the holdout file when it still holds
+    that set."""
     if not digests:
-        return {}
+        return {}, {}
     try:
         testset = load_holdout(release, environ)
         path = cases_path(release, environ)
     except HoldoutUnavailable:
-        return {}
+        return {}, {}
     if testset.digest not in digests:
-        return {}
-    strata = strata_vector(testset, case_keys(path, testset))
-    return {} if strata is None else {testset.digest: tuple(strata)}
+        return {}, {}
+    keys = case_keys(path, testset)
+    strata, groups = strata_vector(testset, keys), groups_vector(testset, keys)
+    return (
+        {} if strata is None else {testset.digest: tuple(strata)},
+        {} if groups is None else {testset.digest: tuple(groups)},
+    )

@@ -60,6 +60,7 @@ class OutcomeRecord:
     outcomes: tuple[float | None, ...]
     strata: tuple[str | None, ...] | None  # each case's stratum, same order (None: not recorded)
     data: dict[str, Any]  # the whole record (run status, checker identity, config digest, …)
+    groups: tuple[int, ...] | None = None  # each case's group as a number, same order (None: not recorded)
 
 
 def command_digest(command: str | Sequence[str]) -> str:
@@ -118,6 +119,7 @@ def load_outcome_records(base_dir: Path, *, log: str | None) -> tuple[list[Outco
                 outcomes=tuple(data["outcomes"]),
                 strata=_strata(data),
                 data=data,
+                groups=_groups(data),
             )
         except (OSError, StoreError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             notes.append(f"outcome record {relative(base_dir, file)} is unreadable and was ignored ({exc})")
@@ -136,6 +138,17 @@ def _strata(data: dict[str, Any]) -> tuple[str | None, ...] | None:
         raise ValueError("strata must be a list as long as outcomes")
     if any(value is not None and not isinstance(value, str) for value in raw):
         raise ValueError("strata must hold strings or null")
+    return tuple(raw)
+
+
+def _groups(data: dict[str, Any]) -> tuple[int, ...] | None:
+    raw = data.get("groups")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != len(data["outcomes"]):
+        raise ValueError("groups must be a list as long as outcomes")
+    if any(isinstance(value, bool) or not isinstance(value, int) for value in raw):
+        raise ValueError("groups must hold integers")
     return tuple(raw)
 
 
@@ -181,6 +194,23 @@ def strata_vector(testset: TestSet, keys: Mapping[str, str]) -> list[str | None]
     return [testset.cases[index].stratum for index in order]
 
 
+def groups_vector(testset: TestSet, keys: Mapping[str, str]) -> list[int] | None:
+    """Each case's group in the order of :func:`outcome_vector`, as a number (groups numbered in
+    that order of first appearance; a case without a group is a group of its own), or None when no
+    case declares one. Which cases share a document is what a clustered interval needs; the
+    group's name is not stored."""
+    if not testset.has_groups:
+        return None
+    order = sorted(range(len(testset.cases)), key=lambda i: keys[testset.cases[i].id])
+    numbers: dict[str, int] = {}
+    out: list[int] = []
+    for index in order:
+        case = testset.cases[index]
+        label = case.group if case.group is not None else f"\0{case.id}"
+        out.append(numbers.setdefault(label, len(numbers)))
+    return out
+
+
 def write_outcome_record(
     base_dir: Path,
     *,
@@ -212,6 +242,9 @@ def write_outcome_record(
     strata = strata_vector(testset, keys)
     if strata is not None:
         data["strata"] = strata
+    groups = groups_vector(testset, keys)
+    if groups is not None:
+        data["groups"] = groups
     path = records_dir(base_dir) / outcome_record_name(entry.seq, entry.hash)
     atomic_write_bytes(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n")
     return path

@@ -54,8 +54,15 @@ def lines(comparison: Comparison) -> list[str]:
         + (f"; {len(paired.missing)} without an output, counted against B at the low end" if paired.missing else "")
         + ")",
         f"difference B − A on the dev set: {points(paired.estimate)} points",
-        f"  {interval_points(paired.exact)}",
-        f"  {interval_points(paired.tango)}",
+        *(
+            [f"  {interval_points(paired.exact)}", f"  {interval_points(paired.tango)}"]
+            if paired.clustered is None
+            else [
+                f"  {interval_points(paired.decisive)} on {paired.clustered.n_clusters} groups"
+                + (" (fewer than 30: not trustworthy)" if paired.clustered.few_clusters else ""),
+                "  the set declares groups: cases of one group move together, so no exact paired interval applies",
+            ]
+        ),
         f"McNemar exact p = {p_text(paired.mcnemar_p)} (two-sided, on the {paired.b + paired.c} discordant cases)",
     ]
     if paired.resolution is not None:

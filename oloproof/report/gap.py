@@ -58,7 +58,10 @@ def _movement(label: str, movement: Movement) -> list[str]:
     return [
         f"{label}: {inert(movement.old.version)} {_side(movement.old)} → {inert(movement.new.version)} "
         f"{_side(movement.new)}, movement {points(paired.estimate)} points",
-        f"  {interval_points(paired.tango)}; {interval_points(paired.exact)}",
+        f"  {interval_points(paired.tango)}; {interval_points(paired.exact)}"
+        if paired.clustered is None
+        else f"  {interval_points(paired.decisive)} on {paired.clustered.n_clusters} groups (the set declares groups: "
+        "no exact paired interval applies)",
         f"  b = {paired.b}, c = {paired.c} of {paired.n} "
         f"({inert(movement.old.source)} and {inert(movement.new.source)})",
     ]
@@ -125,7 +128,7 @@ def _drift(drift: Drift) -> str:
     changed = {True: "; the checker changed in between", False: "; same checker", None: ""}[drift.checker_changed]
     return (
         f"  {label}: {first}, again {_side(again)} ({inert(again.source)}, {again.when}): "
-        f"{points(drift.pairing.estimate)} points, {interval_points(drift.pairing.exact)}{changed}"
+        f"{points(drift.pairing.estimate)} points, {interval_points(drift.pairing.decisive)}{changed}"
     )
 
 
@@ -169,7 +172,7 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
         zero = (
             f"zero is inside it: the best reading is still {points(real.estimate)} points, but a holdout of "
             f"{real.n} cases cannot tell a change this size from none"
-            if real.exact.low <= 0.0 <= real.exact.high
+            if real.decisive.low <= 0.0 <= real.decisive.high
             else "zero is outside it"
         )
         resolution = (
@@ -181,8 +184,8 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
                     f"fit = dev movement − holdout movement: {points(gap.fit.estimate)} points, "
                     f"{interval_points(gap.fit)}",
                     f"real improvement (paired on the holdout): {points(real.estimate)} points, "
-                    f"{interval_points(real.exact)}",
-                    f"{'':<42}{interval_points(real.tango)}",
+                    f"{interval_points(real.decisive)}",
+                    *([f"{'':<42}{interval_points(real.tango)}"] if real.clustered is None else []),
                     f"  it replaces the dev-set gain of {points(gap.dev.pairing.estimate)} points: {real.discordant} "
                     f"holdout cases discordant, {real.b} for {inert(holdout.new.version)} and {real.c} for "
                     f"{inert(holdout.old.version)}, McNemar exact p = {p_text(real.mcnemar_p)}",

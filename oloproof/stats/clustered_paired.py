@@ -73,9 +73,7 @@ class ClusteredPaired:
     few_clusters: bool
 
 
-def cluster_t(
-    differences: Sequence[int], cluster: Sequence[int], n_clusters: int
-) -> tuple[float, float, float]:
+def cluster_t(differences: Sequence[int], cluster: Sequence[int], n_clusters: int) -> tuple[float, float, float]:
     """(mean, cluster-robust SE, effective df) of integer differences grouped by ``cluster`` codes.
 
     Order-free: group sums are exact integers and Σ S_g² is summed with ``math.fsum``.
@@ -131,9 +129,7 @@ def clustered_paired_difference(
     point = sum(answered) / len(answered) if answered else 0.0
     if g < 2:  # one group is one observation: it says nothing about the spread
         whole = Interval(estimate=point, low=-1.0, high=1.0, level=level, method=METHOD, approximate=True)
-        return ClusteredPaired(
-            interval=whole, n=n, n_clusters=g, se=math.inf, df=0.0, n_eff=1.0, few_clusters=True
-        )
+        return ClusteredPaired(interval=whole, n=n, n_clusters=g, se=math.inf, df=0.0, n_eff=1.0, few_clusters=True)
     low_d = [_imputed(o, w, against_new=True) for o, w in zip(old, new, strict=True)]
     high_d = [_imputed(o, w, against_new=False) for o, w in zip(old, new, strict=True)]
     tail = (1.0 - level) / 2.0
