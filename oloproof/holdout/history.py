@@ -94,9 +94,9 @@ def holdout_history(release: Release, *, environ: Mapping[str, str] | None = Non
         del by_hash[entry_hash]  # which one is the read's is not for a file name to decide
         names = ", ".join(relative(release.base_dir, copy.path) for copy in copies)
         notes.append(f"{len(copies)} outcome records name read {copies[0].seq} ({names}): none of them is used")
-    recovered, recovered_groups = _recover_strata(
-        release, {r.set_digest for r in records if r.strata is None or r.groups is None}, environ
-    )
+    # Groups are read from the holdout file whenever it is here: a record's group numbers (which a
+    # pull request could edit into singletons, for a narrower interval) stand only without it.
+    recovered, recovered_groups = _recover_strata(release, {r.set_digest for r in records}, environ)
     record: OutcomeRecord | None
     readings: list[Reading] = []
     unrecorded: list[int] = []
@@ -214,8 +214,8 @@ def _disagreement(record: OutcomeRecord, fields: ReadFields) -> str | None:
 def _recover_strata(
     release: Release, digests: set[str], environ: Mapping[str, str] | None
 ) -> tuple[dict[str, tuple[str | None, ...]], dict[str, tuple[int, ...]]]:
-    """Strata and groups of reads recorded without them, from the holdout file when it still holds
-    that set."""
+    """Strata and groups of the reads' sets, from the holdout file when it still holds that set
+    (strata stand in only for records written without them)."""
     if not digests:
         return {}, {}
     try:
