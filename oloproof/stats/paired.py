@@ -47,6 +47,7 @@ __all__ = [
     "PairedCounts",
     "mcnemar_exact_p",
     "mcnemar_mid_p",
+    "melded_limit",
     "paired_counts",
     "paired_difference",
 ]
@@ -323,6 +324,16 @@ def _melded_interval(b: int, c: int, n: int, confidence: float) -> tuple[float, 
     high = _melded_upper(b, m, n, alpha_half)
     low = -_melded_upper(c, m, n, alpha_half)  # mirror image: swap the roles of b and c
     return low, high
+
+
+def melded_limit(b: float, c: float, n: float, *, confidence: float, upper: bool) -> float:
+    """One melded limit at real-valued counts (b, c of n), as the clustered paired interval uses it
+    at effective counts (``oloproof.stats.clustered_paired``); at integers, the exact interval's."""
+    n = max(n, b + c)  # effective counts: b + c may exceed n by a rounding error
+    alpha_half = (1.0 - check_confidence(confidence)) / 2.0
+    if upper:
+        return _melded_upper(b, b + c, n, alpha_half)  # type: ignore[arg-type]
+    return -_melded_upper(c, b + c, n, alpha_half)  # type: ignore[arg-type]
 
 
 def paired_difference(

@@ -79,14 +79,14 @@ def test_the_guard_on_a_grouped_set_is_approximate_and_asks_for_review_under_an_
     build(project)
     code, rule = gate(project)
     assert code == ExitCode.MANUAL_REVIEW and rule["verdict"] == "MANUAL_REVIEW"
-    assert rule["interval"]["method"] == "clustered-paired-t" and rule["interval"]["approximate"] is True
+    assert rule["interval"]["method"] == "clustered-paired-melded" and rule["interval"]["approximate"] is True
     assert rule["interval"]["low"] < -0.0900275377 and rule["interval"]["high"] > -0.0146371241  # wider
     assert "approximate_method" in rule["reasons"] and "interval_clears_threshold" not in rule["reasons"]
     assert (
         "the test set declares groups (40), so only an approximate (clustered) paired interval exists: set "
         "allow_approximate_methods: true in the policy to let it decide, or review by hand" in rule["sentence"]
     )
-    assert "(clustered-paired-t, approximate)" in rule["sentence"]
+    assert "(clustered-paired-melded, approximate)" in rule["sentence"]
 
 
 def test_the_guard_on_a_grouped_set_does_not_pass_when_approximate_methods_are_allowed(project: Project) -> None:
@@ -94,8 +94,8 @@ def test_the_guard_on_a_grouped_set_does_not_pass_when_approximate_methods_are_a
     code, rule = gate(project)
     # Two documents regressed whole: the variance rests on them (df 5), and a drop of 0.10 is inside.
     assert code == ExitCode.INSUFFICIENT_EVIDENCE and rule["verdict"] == "INSUFFICIENT_EVIDENCE"
-    assert rule["interval"]["low"] == pytest.approx(-0.1397110492, abs=1e-9)
-    assert rule["interval"]["high"] == pytest.approx(0.0397110492, abs=1e-9)
+    assert rule["interval"]["low"] == pytest.approx(-0.2293753375, abs=1e-9)
+    assert rule["interval"]["high"] == pytest.approx(0.1184495348, abs=1e-9)
     assert rule["reasons"][0] == "interval_straddles_threshold"
 
 
@@ -130,12 +130,12 @@ def test_compare_on_a_grouped_set_is_clustered_wider_and_never_passes_under_an_e
     text = capsys.readouterr().out
     paired = data["paired"]
     assert paired["exact"] is None  # no exact paired interval applies to grouped cases
-    assert paired["approximate"]["method"] == "clustered-paired-t" and paired["approximate"]["approximate"] is True
-    assert paired["approximate"]["low"] == pytest.approx(-0.1397110492, abs=1e-9)
+    assert paired["approximate"]["method"] == "clustered-paired-melded" and paired["approximate"]["approximate"] is True
+    assert paired["approximate"]["low"] == pytest.approx(-0.2293753375, abs=1e-9)
     assert paired["clustered"]["groups"] == 40 and paired["clustered"]["df"] == 5.0
     assert code == ExitCode.MANUAL_REVIEW and data["decision"]["verdict"] == "MANUAL_REVIEW"
     assert "approximate_method" in data["decision"]["reasons"]
-    assert "95% [-14.0, +4.0] (clustered-paired-t, approximate) on 40 groups" in text
+    assert "95% [-22.9, +11.8] (clustered-paired-melded, approximate) on 40 groups" in text
     assert "no exact paired interval applies" in text
     assert "fay-lumbard-melded" not in text
 
@@ -152,7 +152,7 @@ def test_compare_on_a_grouped_set_decides_when_approximate_methods_are_allowed(p
     code, data = compare(project, "--max-drop", "0.10")
     assert code == ExitCode.PASS and data["decision"]["reasons"][0] == "interval_clears_threshold"
     # Nothing moved: the clustered interval has no spread; the melded one on 200 cases is its floor.
-    assert data["paired"]["approximate"]["low"] == pytest.approx(-0.0182753404, abs=1e-9)
+    assert data["paired"]["approximate"]["low"] == pytest.approx(-0.0192186006, abs=1e-9)
     build(project, policy_extra=APPROXIMATE)
     code, data = compare(project, "--max-drop", "0.10")
     assert code == ExitCode.INSUFFICIENT_EVIDENCE

@@ -82,20 +82,21 @@ def test_grouped_movements_are_clustered_approximate_and_wider(both: tuple[dict[
         movement, before = grouped[which], plain[which]
         assert movement["exact"] is None and before["exact"]["method"] == "fay-lumbard-melded"
         interval = movement["approximate"]
-        assert interval["method"] == "clustered-paired-t" and interval["approximate"] is True
+        assert interval["method"] == "clustered-paired-melded" and interval["approximate"] is True
         assert movement["clustered"]["groups"] == 40
         assert interval["low"] < before["exact"]["low"] and interval["high"] > before["exact"]["high"]
-        assert interval["low"] == pytest.approx(-0.1397110492, abs=1e-9)  # as compare's, same table and groups
+        assert interval["low"] == pytest.approx(-0.2293753375, abs=1e-9)  # as compare's: same table, same groups
     assert grouped["real_improvement"]["exact"] is None
-    assert grouped["real_improvement"]["approximate"]["method"] == "clustered-paired-t"
+    assert grouped["real_improvement"]["approximate"]["method"] == "clustered-paired-melded"
 
 
 def test_the_fit_takes_the_clustered_movements(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
     grouped, plain = both
     fit, before = grouped["fit"], plain["fit"]
     assert fit["method"] == "mover" and fit["approximate"] is True and fit["estimate"] == pytest.approx(0.0)
-    # MOVER of two clustered intervals of half-width 0.0897 each: √2 × 0.0897.
-    assert fit["high"] == pytest.approx(2**0.5 * 0.0897110492, abs=1e-9)
+    # MOVER of two equal clustered intervals [−0.229, +0.118] around −0.05: √(0.168² + 0.179²).
+    assert fit["high"] == pytest.approx(0.2460706352, abs=1e-9)
+    assert fit["low"] == pytest.approx(-0.2460706352, abs=1e-9)
     assert fit["high"] - fit["low"] > before["high"] - before["low"]
 
 
@@ -105,7 +106,7 @@ def test_the_report_says_clustered(tmp_path: Path, capsys: pytest.CaptureFixture
     config = str(tmp_path / "grouped" / "release.yaml")
     assert main(["gap", "-c", config, "--baseline", "version:v0"]) == 0
     text = capsys.readouterr().out
-    assert "(clustered-paired-t, approximate) on 40 groups (the set declares groups: no exact paired interval" in text
+    assert "(clustered-paired-melded, approximate) on 40 groups (the set declares groups: no exact paired interval" in text
     assert "fay-lumbard-melded" not in text
 
 
