@@ -63,7 +63,8 @@ def lines(comparison: Comparison) -> list[str]:
                 "  the set declares groups: cases of one group move together, so no exact paired interval applies",
             ]
         ),
-        f"McNemar exact p = {p_text(paired.mcnemar_p)} (two-sided, on the {paired.b + paired.c} discordant cases)",
+        f"McNemar exact p = {p_text(paired.mcnemar_p)} (two-sided, on the {paired.b + paired.c} discordant cases"
+        + ("; it treats the cases as independent, which grouped cases are not)" if paired.clustered else ")"),
     ]
     if paired.resolution is not None:
         out.append(

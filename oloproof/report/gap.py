@@ -188,7 +188,8 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
                     *([f"{'':<42}{interval_points(real.tango)}"] if real.clustered is None else []),
                     f"  it replaces the dev-set gain of {points(gap.dev.pairing.estimate)} points: {real.discordant} "
                     f"holdout cases discordant, {real.b} for {inert(holdout.new.version)} and {real.c} for "
-                    f"{inert(holdout.old.version)}, McNemar exact p = {p_text(real.mcnemar_p)}",
+                    f"{inert(holdout.old.version)}, McNemar exact p = {p_text(real.mcnemar_p)}"
+                    + (" (cases treated as independent)" if real.clustered else ""),
                     f"  {zero}{resolution}",
                 ]
             )
