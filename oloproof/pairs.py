@@ -87,6 +87,13 @@ class Pairing:
     def interval(self, *, exact: bool = True) -> Interval:
         return self.exact if exact else self.tango
 
+    def intervals_json(self) -> dict[str, Any]:
+        """``exact`` (null on a grouped set: the case-level ones ignore the groups) and ``approximate``."""
+        return {
+            "exact": interval_json(self.exact) if self.clustered is None else None,
+            "approximate": interval_json(self.approximate),
+        }
+
     def to_json(self, ids: Sequence[str] | None = None) -> dict[str, Any]:
         """The pair as data; with ``ids`` (the cases' ids, dev set only) the cases that moved."""
         data: dict[str, Any] = {
@@ -95,9 +102,7 @@ class Pairing:
             "c": self.c,
             "discordant": self.discordant,
             "difference": self.estimate,
-            # A grouped set has no exact paired interval: the case-level ones ignore the groups.
-            "exact": interval_json(self.exact) if self.clustered is None else None,
-            "approximate": interval_json(self.approximate),
+            **self.intervals_json(),
             "clustered": None
             if self.clustered is None
             else {

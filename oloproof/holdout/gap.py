@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.holdout.composition import Composition, composition
+from oloproof.holdout.grouping import grouping_notes, read_pairing
 from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.holdout.records import command_digest
 from oloproof.identity import checker_identity
@@ -178,12 +179,7 @@ class Gap:
             "dev": self.dev.to_json(),
             "holdout": None if holdout is None else holdout.to_json(),
             "fit": None if self.fit is None else interval_json(self.fit),
-            "real_improvement": None
-            if holdout is None
-            else {
-                "exact": None if holdout.pairing.clustered else interval_json(holdout.pairing.exact),
-                "approximate": interval_json(holdout.pairing.approximate),
-            },
+            "real_improvement": None if holdout is None else holdout.pairing.intervals_json(),
             "dev_gain": self.dev.pairing.estimate,
             "holdout_resolution": None if holdout is None else holdout.pairing.resolution,
             "composition": self.composition.to_json(),
@@ -280,19 +276,9 @@ def gap(
             set="holdout",
             old=read_side(old_read),
             new=read_side(new_read),
-            pairing=pair(
-                list(old_read.outcomes or ()),
-                list(new_read.outcomes or ()),
-                confidence=confidence,
-                groups=old_read.groups,
-            ),
+            pairing=read_pairing(old_read, new_read, confidence=confidence),
         )
-        if dev_groups is not None and old_read.groups is None:
-            notes.append(
-                "the dev set declares groups but the holdout reads record none: the holdout movement treats its "
-                "cases as independent"
-            )
-    # MOVER over each set's movement: the clustered interval wherever a set declares groups (§5).
+    # MOVER over the two movements, each clustered where its set declares groups (§5).
     fit = (
         mover_difference(dev.pairing.approximate, holdout.pairing.approximate, confidence=confidence)
         if holdout
@@ -304,6 +290,7 @@ def gap(
                 f"the checker changed between the two {movement.set} readings compared ({movement.old.source} and "
                 f"{movement.new.source}): part of the {movement.set} movement may be the measuring apparatus"
             )
+    notes.extend(grouping_notes(dev_grouped=dev_groups is not None, holdout=None if reads is None else reads[0]))
     base_reads = history.of(baseline.version, criterion)
     return Gap(
         config=release.path,
@@ -461,12 +448,7 @@ def _drift(
                     set="holdout",
                     first=read_side(first_read),
                     again=read_side(again),
-                    pairing=pair(
-                        list(first_read.outcomes or ()),
-                        list(again.outcomes or ()),
-                        confidence=confidence,
-                        groups=first_read.groups,
-                    ),
+                    pairing=read_pairing(first_read, again, confidence=confidence),
                     checker_changed=None
                     if first_read.checker is None or again.checker is None
                     else first_read.checker != again.checker,

@@ -45,9 +45,7 @@ def build(
     on the last ``new_missing``."""
     project.write(cases=cases(n, per_group), command=None, rules=GUARD, policy_extra=policy_extra)
     for version, wrong, missing in (("A", 0, 0), ("B", new_wrong, new_missing)):
-        lines = [
-            json.dumps({"id": f"c{i:03d}", "label": 0 if i < wrong else 1}) + "\n" for i in range(n - missing)
-        ]
+        lines = [json.dumps({"id": f"c{i:03d}", "label": 0 if i < wrong else 1}) + "\n" for i in range(n - missing)]
         outputs = project.root / f"{version}.jsonl"
         outputs.write_text("".join(lines), encoding="utf-8")
         assert project.cli("run", "--outputs", str(outputs), "--version", version) == 0

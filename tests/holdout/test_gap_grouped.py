@@ -86,6 +86,11 @@ def test_grouped_movements_are_clustered_approximate_and_wider(both: tuple[dict[
         assert movement["clustered"]["groups"] == 40
         assert interval["low"] < before["exact"]["low"] and interval["high"] > before["exact"]["high"]
         assert interval["low"] == pytest.approx(-0.2293753375, abs=1e-9)  # as compare's: same table, same groups
+    assert (
+        "the sets declare groups: the movements and the fit above are clustered, but the reweighted figures of the "
+        "composition check treat the cases as independent, so their intervals are too narrow" in grouped["notes"]
+    )
+    assert not any("declare groups" in note for note in plain["notes"])
     assert grouped["real_improvement"]["exact"] is None
     assert grouped["real_improvement"]["approximate"]["method"] == "clustered-paired-melded"
 
@@ -106,7 +111,9 @@ def test_the_report_says_clustered(tmp_path: Path, capsys: pytest.CaptureFixture
     config = str(tmp_path / "grouped" / "release.yaml")
     assert main(["gap", "-c", config, "--baseline", "version:v0"]) == 0
     text = capsys.readouterr().out
-    assert "(clustered-paired-melded, approximate) on 40 groups (the set declares groups: no exact paired interval" in text
+    assert (
+        "(clustered-paired-melded, approximate) on 40 groups (the set declares groups: no exact paired interval" in text
+    )
     assert "fay-lumbard-melded" not in text
 
 
