@@ -6,8 +6,9 @@ only B gets right, c cases only A gets right, the difference (b − c)/n with th
 interval (and Tango's, labelled approximate), McNemar's exact p, the smallest difference the set
 resolves, and the ids of the dev cases that regressed and improved. On a set that declares groups
 the interval is the clustered one (``oloproof.stats.clustered_paired``, approximate), which decides
-only under ``allow_approximate_methods`` and on 30 groups or more (MANUAL_REVIEW otherwise). Runs are dev-set runs only
-(holdout reads are never stored as runs, so no holdout case id can appear here).
+only under ``allow_approximate_methods`` and on 30 groups or more (MANUAL_REVIEW otherwise). Runs
+are dev-set runs only (holdout reads are never stored as runs, so no holdout case id can appear
+here).
 
 With ``max_drop`` (or ``min_gain``) it also decides, exactly as a ``baseline``/``max_drop`` rule of
 the gate does: PASS when the exact interval's lower bound is at least −max_drop (at least
