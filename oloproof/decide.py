@@ -354,7 +354,7 @@ def decide_regression(
     drop this set resolves. With ``groups`` the clustered interval decides (approximate;
     ``oloproof.pairs.grouped_review``).
     """
-    from oloproof.pairs import as_outcomes, grouped_review, listed, pair  # lazy: start-up
+    from oloproof.pairs import as_outcomes, caveat, grouped_review, listed, pair  # lazy: start-up
 
     common = dict(
         rule_id=rule.id,
@@ -419,6 +419,7 @@ def decide_regression(
         reasons.insert(0, "interval_clears_threshold")
         verdict = Verdict.PASS
         sentence = f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}{moved}."
+        sentence += caveat(paired)
     elif side == "misses":
         reasons.insert(0, "interval_misses_threshold")
         verdict = Verdict.FAIL

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from oloproof.decide import INVALIDATING, side_of
 from oloproof.errors import UsageError
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, case_groups, grouped_review, pair, paired_criterion, run_outcomes
+from oloproof.pairs import Pairing, case_groups, caveat, grouped_review, pair, paired_criterion, run_outcomes
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.verdicts import Verdict
 
@@ -226,7 +226,7 @@ def _decide(
     side = side_of("min", floor, interval)  # both questions are "is B − A at least the floor?"
     if side == "clears":
         verdict, code = Verdict.PASS, "interval_clears_threshold"
-        sentence = f"the lower bound {interval.low:+.3f} shows {wanted}"
+        sentence = f"the lower bound {interval.low:+.3f} shows {wanted}{caveat(paired)}"
     elif side == "misses":
         verdict, code = Verdict.FAIL, "interval_misses_threshold"
         sentence = f"even the upper bound {interval.high:+.3f} falls short of {wanted}"
