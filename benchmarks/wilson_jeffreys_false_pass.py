@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                     worst, at = rate, n
                 if first == n and rate > worst_perfect:
                     worst_perfect, at_perfect = rate, n
-            print(f"| {t:.2f} | {method} | {worst:.2%} | {at} | {worst_perfect:.2%} | {at_perfect or '-'} |", flush=True)
+            perfect = f"{worst_perfect:.2%} | {at_perfect or '-'}"
+            print(f"| {t:.2f} | {method} | {worst:.2%} | {at} | {perfect} |", flush=True)
     return 0
 
 

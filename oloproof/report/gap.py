@@ -173,7 +173,9 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
             else "zero is outside it"
         )
         resolution = (
-            "" if real.resolution is None else f"; it resolves about {100 * real.resolution:.1f} points (about 80% power)"
+            ""
+            if real.resolution is None
+            else f"; it resolves about {100 * real.resolution:.1f} points (about 80% power)"
         )
         out.append(
             "\n".join(

@@ -93,7 +93,7 @@ def test_byte_identical_files_under_other_names_count_once(project: Project) -> 
     weights = {1: distinct(1, 0.05), 2: distinct(2, 0.05), 3: distinct(3, 0.05)}
     weights |= {4: weights[1], 5: weights[1]}
     stable_recipe(project, weights, min_=0.5)
-    code, data = seeds(project)
+    _, data = seeds(project)
     rule = data["rule"]
     assert rule["details"]["k"] == 3 and rule["reasons"][:2] == ["interval_clears_threshold", "duplicate_seeds"]
     assert rule["details"]["identical_files"] == [["seed_1", "seed_4", "seed_5"]]
