@@ -343,7 +343,12 @@ def _verdict(
     return result(
         Verdict.INSUFFICIENT_EVIDENCE,
         ["interval_straddles_threshold", *reasons],
-        f"{head} contains {relation} {threshold:g}: more seeds narrow it (seed noise does not shrink with more cases).",
+        f"{head} contains {relation} {threshold:g}: "
+        + (
+            "more cases narrow it (these checkpoints do not vary, so the cases set its width)."
+            if "deterministic_seeds" in reasons
+            else "more seeds narrow it (seed noise does not shrink with more cases)."
+        ),
     )
 
 

@@ -10,9 +10,11 @@ own files — is compared by content, whatever the files are called:
 * two checkpoints whose own files have the same contents (``seed_5.npz`` a copy of ``seed_1.npz``),
   or that ran the same command on the same files (one checkpoint run twice), are **copies**: one
   seed, whatever they answered;
+* when every run records the same files (``system.artifacts`` covering every seed's weights), the
+  files each run's command line names are compared instead (``--weights seeds/seed_1.npz``);
 * a checkpoint with no own file to compare — an imported run (no fingerprint), a run whose files
-  are all shared (``system.artifacts`` covering every seed's weights, a command naming no weights
-  file), or an own file that could not be hashed — cannot be told from a copy by its bytes: when it
+  are all shared and whose command names the same files as the others' (a command naming no
+  weights file), or an own file that could not be hashed — cannot be told from a copy: when it
   answered every case as another checkpoint did, it counts as one seed with it (the rule before
   bytes were compared, kept where bytes say nothing), and the report says why;
 * otherwise checkpoints are separate seeds, even when they answer every case alike (``alike``):
@@ -25,6 +27,8 @@ retrained-then-copied model): bytes are compared, not what they mean. Such a pai
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -47,15 +51,38 @@ class Counted:
     why_unidentified: dict[str, str] = field(default_factory=dict)
 
 
+def named_files(record: RunRecord) -> list[str]:
+    """The contents of the recorded files the run's command line names (an argument, or the value of
+    ``--option=value``; a directory by every file under it), as ``SystemSpec.files`` found them."""
+    if record.fingerprint is None or record.command is None:
+        return []
+    try:
+        tokens = shlex.split(record.command)
+    except ValueError:
+        return []
+    names = {os.path.normpath(part) for token in tokens for part in (token, token.partition("=")[2]) if part}
+    return [
+        digest
+        for name, digest in record.fingerprint.files.items()
+        if name in names or any(name.startswith(prefix + "/") for prefix in names)
+    ]
+
+
 def own_files(records: list[RunRecord]) -> list[tuple[str, ...] | None]:
     """Each run's own file contents (sorted digests), or None when none can be compared: no
-    fingerprint, no file that is not shared by every run, or one that could not be hashed."""
+    fingerprint; or no file that is not shared by every run, when every run's command line names
+    the same files too (``system.artifacts`` covering every seed's weights is compared by the files
+    each command names); or an own file that could not be hashed."""
     prints = [record.fingerprint for record in records]
     recorded = [fp for fp in prints if fp is not None]
     shared = set.intersection(*(set(fp.files.items()) for fp in recorded)) if len(recorded) >= 2 else set()
+    named = [named_files(record) for record in records]
+    named_differ = len({tuple(sorted(files)) for files in named if files}) > 1
     out: list[tuple[str, ...] | None] = []
-    for fp in prints:
+    for fp, by_command in zip(prints, named, strict=True):
         own = [] if fp is None else [digest for name, digest in fp.files.items() if (name, digest) not in shared]
+        if not own and named_differ:
+            own = by_command
         out.append(tuple(sorted(own)) if own and all(d.startswith("sha256:") for d in own) else None)
     return out
 

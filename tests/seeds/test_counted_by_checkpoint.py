@@ -22,10 +22,12 @@ SEED_SYSTEM = FIXTURES / "seed_system.py"
 APPROX = "confidence: 0.95\nallow_approximate_methods: true\nrules:\n  - {id: r, criterion: correct, min: 0.5}\n"
 
 
-def stable_recipe(project: Project, weights: dict[int, str], *, n: int = 200, min_: float = 0.9) -> None:
+def stable_recipe(
+    project: Project, weights: dict[int, str], *, n: int = 200, min_: float = 0.9, wrong: int = 1
+) -> None:
     """k checkpoints, each its own weights file (text given), on n cases the last of which every
     checkpoint gets wrong (its answer is 0): with error 0 every checkpoint makes that single error."""
-    project.write(cases=labelled_cases(n, n - 1))
+    project.write(cases=labelled_cases(n, n - wrong))
     (project.root / "weights").mkdir(exist_ok=True)
     lines = []
     for k, text in weights.items():
@@ -168,3 +170,45 @@ def test_one_checkpoint_run_twice_is_one_seed_even_when_its_runs_differ(project:
     (project.root / "seeds.yaml").write_text(body)
     _, data = seeds(project)
     assert data["rule"]["details"]["k"] == 3 and data["rule"]["details"]["identical_files"] == [["seed_1", "again"]]
+
+
+def test_a_deterministic_recipe_that_straddles_asks_for_cases_not_seeds(project: Project) -> None:
+    stable_recipe(project, {k: distinct(k) for k in range(1, 6)}, n=200, wrong=10, min_=0.92)
+    code, data = seeds(project)
+    rule = data["rule"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and rule["reasons"][0] == "interval_straddles_threshold", rule
+    assert "contains min 0.92: more cases narrow it (these checkpoints do not vary, so the cases set its width)." in (
+        rule["sentence"]
+    )
+
+
+def test_system_artifacts_covering_every_seed_compare_the_files_each_command_names(project: Project) -> None:
+    """Every run's fingerprint holds all the weights (system.artifacts: [weights]): the files each
+    command names tell the checkpoints apart, and a copy among them is still one seed."""
+    weights = {k: distinct(k) for k in range(1, 5)} | {5: distinct(1)}
+    stable_recipe(project, weights)
+    release = project.root / "release.yaml"
+    release.write_text(release.read_text().replace("  timeout_s: 20\n", "  timeout_s: 20\n  artifacts: [weights]\n"))
+    _, data = seeds(project)
+    rule = data["rule"]
+    assert rule["details"]["k"] == 4 and rule["details"]["identical_files"] == [["seed_1", "seed_5"]], rule
+    assert rule["details"]["deterministic"] is True
+
+
+def test_commands_that_name_no_distinct_file_fall_back_to_outcomes(project: Project) -> None:
+    """Checkpoints whose runs record the same files and whose commands name the same files (the seed
+    is an argument, not a file): bytes say nothing, so identical outcomes count once, and it says why."""
+    stable_recipe(project, {1: distinct(1)})
+    lines = "".join(
+        f"  s{k}: {{command: '{sys.executable} {SEED_SYSTEM} --weights weights/seed_1.json --tag {k}'}}\n"
+        for k in range(1, 4)
+    )
+    (project.root / "seeds.yaml").write_text(
+        f"recipe: rf\ncheckpoints:\n{lines}rule: {{id: recipe_ok, criterion: correct, min: 0.5}}\n"
+    )
+    _, data = seeds(project)
+    rule = data["rule"]
+    assert rule["details"]["k"] == 1 and rule["details"]["identical_outputs"] == [["s1", "s2", "s3"]], rule
+    assert "no file recorded for their runs tells them apart (s1: every file its run records is shared by the other" in (
+        rule["sentence"]
+    )
