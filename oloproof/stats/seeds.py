@@ -179,7 +179,7 @@ def recipe_interval(
 
     ``df="k-1"`` (default) uses t on k − 1 degrees of freedom; ``df="satterthwaite"`` uses the
     Satterthwaite degrees of freedom of MS_case + MS_seed − MS_e (opt-in: 3–50% narrower, and its
-    one-sided error reaches 4–5% where seed variation dominates; docs/statistics.md).
+    one-sided error reaches 4–5% at seed sd 0.5 on the logit scale, 8% at 1.0; docs/statistics.md).
 
     Raises ``ValueError`` if k < 2 or n < 2 (no ANOVA is possible; a caller should report
     INSUFFICIENT_EVIDENCE for k < 3 before calling) or if no output at all was observed.
