@@ -131,10 +131,12 @@ def count_seeds(names: list[str], records: list[RunRecord], matrix: np.ndarray) 
     unidentified = [i for i in heads if own[i] is None]
     kept = list(identified)
     twins_of: dict[int, list[int]] = {}
+    # A group of copies answers as any of its members did (the same files run twice may differ).
+    answers = {head: {columns[i] for i in range(len(names)) if group_of[i] == head} for head in heads}
     for index in unidentified:
-        match = next((i for i in identified if columns[i] == columns[index]), None)
+        match = next((i for i in identified if answers[i] & answers[index]), None)
         if match is None:
-            match = next((i for i in kept if own[i] is None and columns[i] == columns[index]), None)
+            match = next((i for i in kept if own[i] is None and answers[i] & answers[index]), None)
         if match is None:
             kept.append(index)
         else:
