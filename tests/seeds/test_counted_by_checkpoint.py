@@ -212,3 +212,16 @@ def test_commands_that_name_no_distinct_file_fall_back_to_outcomes(project: Proj
     assert "no file recorded for their runs tells them apart (s1: every file its run records is shared by the other" in (
         rule["sentence"]
     )
+
+
+def test_a_symlink_or_hard_link_to_another_checkpoints_weights_is_a_copy(project: Project) -> None:
+    weights = {k: distinct(k, 0.05) for k in range(1, 4)}
+    stable_recipe(project, weights | {4: "", 5: ""}, min_=0.5)
+    folder = project.root / "weights"
+    (folder / "seed_4.json").unlink()
+    (folder / "seed_4.json").symlink_to("seed_1.json")
+    (folder / "seed_5.json").unlink()
+    (folder / "seed_5.json").hardlink_to(folder / "seed_2.json")
+    _, data = seeds(project)
+    rule = data["rule"]
+    assert rule["details"]["k"] == 3 and rule["details"]["identical_files"] == [["seed_1", "seed_4"], ["seed_2", "seed_5"]]
