@@ -27,7 +27,7 @@ import orjson
 from oloproof.errors import StoreError, UsageError
 from oloproof.files import atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
 from oloproof.fingerprint import Fingerprint
-from oloproof.jsonl import dumps_line, loads
+from oloproof.jsonl import bulk, dumps_line, loads
 from oloproof.store import LAYOUT, gitignore_path, locks_dir, runs_dir, utc_stamp
 from oloproof.testset import TestSet
 
@@ -288,10 +288,11 @@ class RunStore:
             )
         result: dict[str, dict[str, Any]] = {}
         try:
-            for line in raw.splitlines():
-                if line.strip():
-                    obj = loads(line)
-                    result[obj["id"]] = obj
+            with bulk():
+                for line in raw.splitlines():
+                    if line.strip():
+                        obj = loads(line)
+                        result[obj["id"]] = obj
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result
