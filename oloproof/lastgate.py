@@ -14,7 +14,6 @@ the gate's verdict never depends on it, and whoever can edit ``.oloproof/`` can 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ class LastGate:
             "generated_at": self.generated_at,
             "version": self.version,
             "run_id": self.run_id,
-            "cases": dict(self.cases),
+            "cases": self.cases,  # orjson writes the dict itself: no copy of 10^5 entries
             "failed": sorted(self.failed),
         }
 
@@ -70,7 +69,7 @@ class LastGate:
             generated_at=str(data["generated_at"]),
             version=str(data["version"]),
             run_id=str(data["run_id"]),
-            cases=dict(cases),
+            cases=cases,  # a fresh dict from the parser, owned by this record
             failed=frozenset(failed),
         )
 
@@ -87,21 +86,27 @@ def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str,
     """Cases that count against a threshold rule: a binary criterion's 0 under ``min`` (its 1 under
     ``max``), a score below a ``min`` (above a ``max``), or no usable output. Regression rules compare
     with a baseline and name no failing case of their own."""
-    ids = tuple(case.id for case in testset.cases)
+    import numpy as np  # lazy: start-up
+
+    ids = np.array([case.id for case in testset.cases], dtype=object)
     failed: set[str] = set()
     for rule in rules:
         outcome = outcomes.get(rule.criterion)
         if rule.kind == "regression" or outcome is None:
             continue
+        values = np.asarray(outcome.values, dtype=float)
+        names = np.array(outcome.case_ids, dtype=object) if outcome.case_ids else ids
+        count = min(len(names), len(values))  # as zip would pair them
+        names, values = names[:count], values[:count]
         binary = outcome.kind == "binary"
-        for case_id, raw in zip(outcome.case_ids or ids, outcome.values, strict=False):
-            value = float(raw)
-            if math.isnan(value):
-                failed.add(case_id)
-            elif rule.kind == "min" and value < (1.0 if binary else rule.threshold):
-                failed.add(case_id)
-            elif rule.kind == "max" and value > (0.0 if binary else rule.threshold):
-                failed.add(case_id)
+        with np.errstate(invalid="ignore"):  # NaN compares False: it is counted by isnan
+            if rule.kind == "min":
+                bad = values < (1.0 if binary else rule.threshold)
+            elif rule.kind == "max":
+                bad = values > (0.0 if binary else rule.threshold)
+            else:
+                bad = np.zeros(count, dtype=bool)
+        failed.update(names[np.isnan(values) | bad].tolist())
     return frozenset(failed)
 
 
