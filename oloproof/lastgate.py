@@ -42,7 +42,7 @@ class LastGate:
     version: str
     run_id: str
     cases: dict[str, str]  # case id -> content digest
-    failed: frozenset[str]  # ids of cases that failed a threshold rule
+    failed: tuple[str, ...]  # ids of cases that failed a threshold rule, in test-set order
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,7 +52,7 @@ class LastGate:
             "version": self.version,
             "run_id": self.run_id,
             "cases": self.cases,  # orjson writes the dict itself: no copy of 10^5 entries
-            "failed": sorted(self.failed),
+            "failed": list(self.failed),  # in test-set order: as stable as sorting, without its cost
         }
 
     @classmethod
@@ -60,9 +60,11 @@ class LastGate:
         if not isinstance(data, dict) or data.get("schema") != LAST_GATE_SCHEMA:
             raise ValueError("not a last-gate record")
         cases, failed = data["cases"], data["failed"]
-        if not isinstance(cases, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cases.items()):
+        # A parsed JSON object's keys are strings; its values' types are checked in C (map), not
+        # by a Python-level loop over 10^5 entries.
+        if not isinstance(cases, dict) or not set(map(type, cases.values())) <= {str}:
             raise ValueError("cases: expected an object of strings")
-        if not isinstance(failed, list) or not all(isinstance(item, str) for item in failed):
+        if not isinstance(failed, list) or not set(map(type, failed)) <= {str}:
             raise ValueError("failed: expected a list of case ids")
         return cls(
             testset_digest=str(data["testset_digest"]),
@@ -70,7 +72,7 @@ class LastGate:
             version=str(data["version"]),
             run_id=str(data["run_id"]),
             cases=cases,  # a fresh dict from the parser, owned by this record
-            failed=frozenset(failed),
+            failed=tuple(failed),
         )
 
 
@@ -82,32 +84,36 @@ def case_digest(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps_line({"inputs": inputs, "expected": expected})).hexdigest()[:16]
 
 
-def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> frozenset[str]:
-    """Cases that count against a threshold rule: a binary criterion's 0 under ``min`` (its 1 under
-    ``max``), a score below a ``min`` (above a ``max``), or no usable output. Regression rules compare
-    with a baseline and name no failing case of their own."""
+def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> tuple[str, ...]:
+    """Cases that count against a threshold rule, in test-set order: a binary criterion's 0 under
+    ``min`` (its 1 under ``max``), a score below a ``min`` (above a ``max``), or no usable output.
+    Regression rules compare with a baseline and name no failing case of their own."""
     import numpy as np  # lazy: start-up
 
-    ids = np.array([case.id for case in testset.cases], dtype=object)
-    failed: set[str] = set()
+    ids = [case.id for case in testset.cases]
+    failed = np.zeros(len(ids), dtype=bool)
+    position: dict[str, int] | None = None  # case id -> index, built only for a subset outcome
     for rule in rules:
         outcome = outcomes.get(rule.criterion)
-        if rule.kind == "regression" or outcome is None:
+        if rule.kind == "regression" or outcome is None or rule.kind not in ("min", "max"):
             continue
         values = np.asarray(outcome.values, dtype=float)
-        names = np.array(outcome.case_ids, dtype=object) if outcome.case_ids else ids
-        count = min(len(names), len(values))  # as zip would pair them
-        names, values = names[:count], values[:count]
         binary = outcome.kind == "binary"
         with np.errstate(invalid="ignore"):  # NaN compares False: it is counted by isnan
             if rule.kind == "min":
-                bad = values < (1.0 if binary else rule.threshold)
-            elif rule.kind == "max":
-                bad = values > (0.0 if binary else rule.threshold)
+                bad = np.isnan(values) | (values < (1.0 if binary else rule.threshold))
             else:
-                bad = np.zeros(count, dtype=bool)
-        failed.update(names[np.isnan(values) | bad].tolist())
-    return frozenset(failed)
+                bad = np.isnan(values) | (values > (0.0 if binary else rule.threshold))
+        if outcome.case_ids:  # values of a subset of the cases (paired with them as zip pairs them)
+            if position is None:
+                position = {case_id: index for index, case_id in enumerate(ids)}
+            for case_id, is_bad in zip(outcome.case_ids, bad.tolist(), strict=False):
+                if is_bad and case_id in position:
+                    failed[position[case_id]] = True
+        else:
+            count = min(len(ids), len(values))
+            failed[:count] |= bad[:count]
+    return tuple(case_id for case_id, is_failed in zip(ids, failed.tolist(), strict=True) if is_failed)
 
 
 def read_last(path: Path) -> LastGate | None:
@@ -156,7 +162,7 @@ def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
     notes = []
     for ids, what in ((removed, "removed"), (changed, "changed (input or expected value)")):
         if ids:
-            failures = sum(case_id in last.failed for case_id in ids)
+            failures = len(set(ids) & set(last.failed))
             notes.append(f"{_count(len(ids), what)} since {when}; {_failures(failures, len(ids))}")
     return tuple(notes)
 
