@@ -5,12 +5,14 @@ One command: ``python benchmarks/reweight_coverage.py [--trials 2000] [--seed 20
 Each regime fixes strata (their sizes in the set, their weights, and their true rates). Per
 trial, every stratum's cases are drawn — binomial passes for a rate; a multinomial paired table
 (b, c, rest) for a movement — and the reweighted interval is computed at 95% with the method
-``gap`` uses (``oloproof.stats.reweight``: Wilson or Tango per stratum, MOVER across strata) and,
-for comparison, with the method it replaced (post-stratified Wald with thin strata pooled,
+``gap`` uses (``oloproof.stats.reweight``: Wilson with continuity correction, or Tango, per
+stratum, MOVER across strata) and, for comparison, with plain Wilson per stratum (considered and
+not chosen) and with the method it replaced (post-stratified Wald with thin strata pooled,
 ``oloproof.stats.gap``). The target is the weighted truth Σ w_h θ_h. It prints, per regime and
 method, the coverage and each side's miss rate (nominal 2.5% each), flagging ``<<`` a side whose
 miss rate is significantly above 2.5% (one-sided binomial test, p < 0.01). The fit (dev movement
-− holdout movement, MOVER of two reweighted movements) is simulated in the last block.
+− holdout movement, MOVER of two reweighted movements) and the level gap (one version's level on
+the dev set minus on the holdout, raw and reweighted) are simulated in the last two blocks.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ RATES = (
     ),
     Regime("20/60/200, rates .60/.90/.99, weights .6/.3/.1", (20, 60, 200), (0.6, 0.3, 0.1), (0.6, 0.9, 0.99)),
     Regime("5 x 3, all rates 1.0 (boundary)", (3, 3, 3, 3, 3), (1, 2, 3, 4, 5), (1.0, 1.0, 1.0, 1.0, 1.0)),
+    Regime("3/4/200, rates near 0, thin strata 70% of the weight", (3, 4, 200), (0.4, 0.3, 0.3), (0.02, 0.05, 0.01)),
+    Regime("6 x 200, rates .93-.99, equal weights", (200,) * 6, (1,) * 6, (0.93, 0.95, 0.97, 0.98, 0.99, 0.99)),
     Regime(
         "the chapter's holdout strata, rates .70-.85",
         (12, 17, 24, 29, 38),
@@ -94,8 +98,8 @@ MOVES = (
 
 
 @functools.cache
-def _wilson(passes: int, n: int) -> Interval:
-    return wilson_interval(passes, n, confidence=LEVEL)
+def _wilson(passes: int, n: int, continuity: bool = True) -> Interval:
+    return wilson_interval(passes, n, confidence=LEVEL, continuity=continuity)
 
 
 @functools.cache
@@ -124,9 +128,10 @@ def weights(regime: Regime) -> dict[str, float]:
     return {f"s{i}": float(w) for i, w in enumerate(regime.weights)}
 
 
-def new_rate(data: dict[str, tuple[int, int]], w: dict[str, float]) -> Interval:
+def new_rate(data: dict[str, tuple[int, int]], w: dict[str, float], continuity: bool = True) -> Interval:
     total = sum(w.values())
-    return mover_combination([(w[k] / total, _wilson(*data[k])) for k in sorted(w)], confidence=LEVEL, method="m")
+    parts = [(w[k] / total, _wilson(*data[k], continuity)) for k in sorted(w)]
+    return mover_combination(parts, confidence=LEVEL, method="m")
 
 
 def new_move(data: dict[str, PairedCounts], w: dict[str, float]) -> Interval:
@@ -167,18 +172,21 @@ def simulate(regimes: tuple[Regime, ...], kind: str, trials: int, rng: np.random
     lines = [f"| {kind} regime | method | coverage | truth below | truth above |", "|---|---|---|---|---|"]
     for regime in regimes:
         target, w = truth(regime), weights(regime)
-        counts = {"new": [0, 0], "old": [0, 0]}
+        counts = {"new": [0, 0], "plain": [0, 0], "old": [0, 0]}
         for _ in range(trials):
             if regime.second:
                 moves = draw_move(regime, rng)
                 got = {"new": new_move(moves, w), "old": old_move(moves, w)}
             else:
                 rates = draw_rate(regime, rng)
-                got = {"new": new_rate(rates, w), "old": old_rate(rates, w)}
+                got = {"new": new_rate(rates, w), "plain": new_rate(rates, w, False), "old": old_rate(rates, w)}
             for method, interval in got.items():
                 counts[method][0] += target < interval.low - 1e-12
                 counts[method][1] += target > interval.high + 1e-12
-        lines.append(row(regime.name, "score + MOVER (now)", *counts["new"], trials))
+        now = "Tango + MOVER (now)" if regime.second else "Wilson-cc + MOVER (now)"
+        lines.append(row(regime.name, now, *counts["new"], trials))
+        if not regime.second:
+            lines.append(row(regime.name, "plain Wilson + MOVER (not chosen)", *counts["plain"], trials))
         lines.append(row(regime.name, "pooled Wald (before)", *counts["old"], trials))
     return lines
 
@@ -189,6 +197,12 @@ def simulate_fit(trials: int, rng: np.random.Generator) -> list[str]:
     cases = (
         ("the chapter: dev 20-60/stratum +17, holdout 12-38 +3.3", (20, 30, 40, 50, 60), (0.18,) * 5, (0.01,) * 5),
         ("dev thin strata 3-8, holdout 12-38, no fit", (3, 4, 5, 6, 8), (0.075,) * 5, (0.042,) * 5),
+        (
+            "dev 100-200/stratum, near-ceiling gain +4, holdout 12-38",
+            (100, 120, 150, 180, 200),
+            (0.05,) * 5,
+            (0.01,) * 5,
+        ),
     )
     hold = Regime("holdout", (12, 17, 24, 29, 38), (12, 17, 24, 29, 38), (0.075,) * 5, (0.042,) * 5)
     for name, dev_sizes, pb, pc in cases:
@@ -209,9 +223,40 @@ def simulate_fit(trials: int, rng: np.random.Generator) -> list[str]:
     return lines
 
 
+def simulate_level_gap(trials: int, rng: np.random.Generator) -> list[str]:
+    """Reweighted level gap (dev − holdout, both under the holdout's mix) and the raw gap (each set's own mix)."""
+    lines = ["| level-gap regime | gap | coverage | truth below | truth above |", "|---|---|---|---|---|"]
+    cases = (
+        ("the chapter's composition: dev 40/60, holdout 20/80, rates .90/.65", (40, 60), (20, 80), (0.9, 0.65)),
+        ("dev 3/100, holdout 6/100, rates .95/.70", (3, 100), (6, 100), (0.95, 0.7)),
+        ("dev 30/30/140, holdout 60/60/80, rates .98/.60/.85", (30, 30, 140), (60, 60, 80), (0.98, 0.6, 0.85)),
+    )
+    for name, dev_sizes, hold_sizes, rates in cases:
+        w = {f"s{i}": float(n) for i, n in enumerate(hold_sizes)}
+        dev = Regime("dev", dev_sizes, hold_sizes, rates)
+        hold = Regime("hold", hold_sizes, hold_sizes, rates)
+        raw_truth = sum(n * p for n, p in zip(dev_sizes, rates, strict=True)) / sum(dev_sizes) - truth(hold)
+        misses = {"reweighted": [0, 0], "raw": [0, 0]}
+        for _ in range(trials):
+            d, h = draw_rate(dev, rng), draw_rate(hold, rng)
+            rw = mover_combination([(1.0, new_rate(d, w)), (-1.0, new_rate(h, w))], confidence=LEVEL, method="m")
+            pooled = [_wilson(sum(x for x, _ in s.values()), sum(n for _, n in s.values())) for s in (d, h)]
+            raw = mover_combination([(1.0, pooled[0]), (-1.0, pooled[1])], confidence=LEVEL, method="m")
+            for key, interval, target in (("reweighted", rw, 0.0), ("raw", raw, raw_truth)):
+                misses[key][0] += target < interval.low - 1e-12
+                misses[key][1] += target > interval.high + 1e-12
+        for key, (lows, highs) in misses.items():
+            cover = 1 - (lows + highs) / trials
+            lines.append(
+                f"| {name} | {key} | {cover:.3f} | {lows / trials:.3f}{flag(lows, trials)} | "
+                f"{highs / trials:.3f}{flag(highs, trials)} |"
+            )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--trials", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -222,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(simulate(MOVES, "movement", args.trials, rng)))
     print()
     print("\n".join(simulate_fit(args.trials, rng)))
+    print()
+    print("\n".join(simulate_level_gap(args.trials, rng)))
     print(f"\n({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return 0
 

@@ -165,14 +165,23 @@ def test_bad_weights(weights: dict[str, float], error: type[Exception], message:
 # ----------------------------------------------------------------------------- no jumps
 
 
-def test_one_more_failure_in_a_thin_stratum_lowers_both_bounds() -> None:
-    # The audit's jump: a 4-case stratum at 4/4 was pooled into another (degenerate, under 5 cases);
-    # one more case, failing, made it its own stratum and raised both bounds by about 5 points.
+@pytest.mark.parametrize(
+    ("thin", "big"),
+    [
+        # Before issue 17 a degenerate stratum (11 of 11) was pooled into the others at its sample
+        # share (5%, not its weight of 50%): [0.066, 0.147]. One more failing case made it its own
+        # stratum again and both bounds jumped, to [0.404, 0.563].
+        ((11, 11), (10, 200)),
+        ((4, 4), (140, 200)),  # under 5 cases: pooled, then not
+    ],
+)
+def test_one_more_failure_in_a_thin_stratum_lowers_both_bounds(thin: tuple[int, int], big: tuple[int, int]) -> None:
     weights = {"thin": 1, "big": 1}
-    before = reweight_rate({"thin": (4, 4), "big": (140, 200)}, weights, confidence=0.95).interval
-    after = reweight_rate({"thin": (4, 5), "big": (140, 200)}, weights, confidence=0.95).interval
+    before = reweight_rate({"thin": thin, "big": big}, weights, confidence=0.95).interval
+    after = reweight_rate({"thin": (thin[0], thin[1] + 1), "big": big}, weights, confidence=0.95).interval
     assert after.low <= before.low and after.high <= before.high
     assert after.estimate < before.estimate
+    assert before.estimate == pytest.approx(0.5 * thin[0] / thin[1] + 0.5 * big[0] / big[1])  # its weight kept
 
 
 @st.composite
