@@ -190,8 +190,9 @@ def _weights(weights: Mapping[str, float], named: Sequence[str]) -> dict[str, fl
 
 
 def _no_case(name: str, weight: float, what: str) -> NotReweighted:
+    shown = f"{weight:.3f}" if weight >= 0.0005 else f"{weight:.1e}"  # a tiny weight is not "0.000"
     return NotReweighted(
-        f"stratum {name} carries weight {weight:.3f} but has no case in {what}: its rate there is unknown, so "
+        f"stratum {name} carries weight {shown} but has no case in {what}: its rate there is unknown, so "
         "this set is not reweighted (declare its weight 0 with --weights to leave it out of both sets)"
     )
 

@@ -154,6 +154,22 @@ def test_a_weighted_stratum_one_set_lacks_is_refused_with_the_reason(
     assert data["fit"] is not None  # the unweighted fit is still computed
 
 
+def test_a_holdout_stratum_the_dev_set_lacks_refuses_the_reweighting(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(project, dev={"shared": (60, 40)}, holdout={"only-holdout": (30, 20), "shared": (60, 40)})
+    code, data, _ = gap(project)
+    assert code == 0
+    assert data["composition"]["refused"] == (
+        "stratum only-holdout carries weight 0.333 but has no case in the dev set: its rate there is unknown, so "
+        "this set is not reweighted (declare its weight 0 with --weights to leave it out of both sets)"
+    )
+    weights = project.root / "weights.yaml"
+    weights.write_text("only-holdout: 0.0000001\nshared: 1\n")
+    _, data, _ = gap(project, "--weights", str(weights))
+    assert data["composition"]["refused"].startswith("stratum only-holdout carries weight 1.0e-07 but has no case")
+
+
 def test_the_holdout_mix_leaves_a_dev_only_stratum_out_and_says_so(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -171,3 +187,17 @@ def test_a_hostile_stratum_name_is_inert_in_markdown(project: Project) -> None:
     _, _, markdown = gap(project)
     assert "<script>" not in markdown and "](https://evil" not in markdown
     assert Path(project.root / "gap.md").exists()
+
+
+def test_the_markdown_report_never_replaces_an_input(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    build(project, dev={"a": (20, 15)}, holdout={"a": (20, 15)})
+    [record] = sorted((project.root / ".oloproof" / "holdout").glob("read-0001-*.json"))
+    weights = project.root / "weights.yaml"
+    weights.write_text("a: 1\n")
+    inputs = {path: path.read_bytes() for path in (record, weights, project.root / "release.yaml")}
+    for target in inputs:
+        capsys.readouterr()
+        code = project.cli("gap", "--baseline", "version:v0", "--weights", str(weights), "--markdown", str(target))
+        assert code == 2, target
+        assert capsys.readouterr().err.strip()
+    assert {path: path.read_bytes() for path in inputs} == inputs
