@@ -102,7 +102,7 @@ def test_strata_of_80_and_120_with_no_movement_are_not_called_thin(
     assert code == 0
     comp = data["composition"]
     assert comp["thin"] == [] and comp["notes"] == []
-    assert "too thin" not in out and "too thin" not in markdown
+    assert "too thin" not in out and "too thin" not in markdown and "scored together" not in out
     movement = comp["holdout"]["movement"]
     assert movement["estimate"] == 0.0 and movement["low"] < 0.0 < movement["high"]  # Tango: positive width
     assert movement["method"] == "tango-mover"

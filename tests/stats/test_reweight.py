@@ -307,3 +307,45 @@ def test_coverage_of_the_reweighted_rate(
     below, above = _coverage(sizes, weights, rates, trials)
     # Two-sided: the misses are not significantly above 5% (binomial test, p > 0.01).
     assert stats.binomtest(below + above, trials, 0.05, alternative="greater").pvalue > 0.01, (below, above)
+
+
+@settings(max_examples=150, deadline=None)
+@given(dev=strata(), hold=strata(), pick=st.data())
+def test_the_level_gap_rises_with_a_dev_pass_and_falls_with_a_holdout_pass(
+    dev: tuple[dict[str, tuple[int, int]], dict[str, float]],
+    hold: tuple[dict[str, tuple[int, int]], dict[str, float]],
+    pick: st.DataObject,
+) -> None:
+    weights = dev[1]
+    hold_passes = {name: hold[0].get(name, (1, 2)) for name in weights}  # the same strata on both sets
+
+    def gap(d: dict[str, tuple[int, int]], h: dict[str, tuple[int, int]]) -> tuple[float, float]:
+        parts = [(1.0, reweight_rate(d, weights, confidence=0.95).interval)]
+        parts.append((-1.0, reweight_rate(h, weights, confidence=0.95).interval))
+        interval = mover_combination(parts, confidence=0.95, method="gap")
+        return interval.low, interval.high
+
+    before = gap(dev[0], hold_passes)
+    name = pick.draw(st.sampled_from(sorted(weights)))
+    x, n = dev[0][name]
+    if x < n:
+        after = gap({**dev[0], name: (x + 1, n)}, hold_passes)
+        assert after[0] >= before[0] - TOL and after[1] >= before[1] - TOL
+    y, m = hold_passes[name]
+    if y < m:
+        after = gap(dev[0], {**hold_passes, name: (y + 1, m)})
+        assert after[0] <= before[0] + TOL and after[1] <= before[1] + TOL
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=strata())
+def test_a_higher_level_never_narrows_and_one_stratum_is_its_own_interval(
+    data: tuple[dict[str, tuple[int, int]], dict[str, float]],
+) -> None:
+    passes, weights = data
+    narrow, wide = (reweight_rate(passes, weights, confidence=level).interval for level in (0.9, 0.99))
+    assert wide.low <= narrow.low + TOL and wide.high >= narrow.high - TOL
+    name, (x, n) = next(iter(passes.items()))
+    alone = reweight_rate({name: (x, n)}, {name: 3.0}, confidence=0.95).interval
+    own = wilson_interval(x, n, confidence=0.95)
+    assert (alone.estimate, alone.low, alone.high) == pytest.approx((own.estimate, own.low, own.high), abs=TOL)
