@@ -80,6 +80,16 @@ def composition_sentence(version: str, raw: Interval, reweighted: Interval, dev:
             f"{_pts(reweighted.estimate)} points apart ({_range(reweighted)}) — the sets differ within strata "
             "(difficulty, or the measuring apparatus: see drift)"
         )
+    if abs(reweighted.estimate) > abs(raw.estimate) + SAME:
+        noise = (
+            "within noise"
+            if holds_zero
+            else "not within noise: the sets differ within strata (difficulty, or the measuring apparatus: see drift)"
+        )
+        return (
+            f"composition hides a gap rather than explains one: the raw gap is {_pts(raw.estimate)} points, but "
+            f"{levels}, {_pts(reweighted.estimate)} points apart ({_range(reweighted)}), {noise}"
+        )
     if holds_zero and abs(reweighted.estimate) < SAME:
         return f"the apparent gap of {_pts(raw.estimate)} points between the sets is composition: {levels}"
     if holds_zero:

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from conftest import Project, write_cases
 
+from oloproof.stats.interval import Interval
+
 COMPOSITION = (
     "the apparent gap of +5.0 points between the sets is composition: recombined under one mix, v0 scores 0.700 "
     "on the dev set and 0.700 on the holdout"
@@ -201,3 +203,32 @@ def test_the_markdown_report_never_replaces_an_input(project: Project, capsys: p
         assert code == 2, target
         assert capsys.readouterr().err.strip()
     assert {path: path.read_bytes() for path in inputs} == inputs
+
+
+def _iv(estimate: float, low: float, high: float) -> Interval:
+    return Interval(estimate=estimate, low=low, high=high, level=0.95, method="wilson-cc-mover", approximate=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reweighted", "start"),
+    [
+        ((0.05, -0.08, 0.18), (0.0, -0.14, 0.14), "the apparent gap of +5.0 points between the sets is composition: "),
+        ((0.05, -0.08, 0.18), (0.02, -0.1, 0.14), "+3.0 of the apparent +5.0 points between the sets is composition"),
+        ((0.15, 0.05, 0.25), (0.1, 0.02, 0.2), "composition accounts for +5.0 of the +15.0 points between the sets;"),
+        ((0.012, -0.09, 0.12), (0.01, -0.09, 0.12), "composition explains none of the raw gap of +1.2 points (the two"),
+        ((0.12, 0.02, 0.22), (0.12, 0.02, 0.22), "composition explains none of the raw gap of +12.0 points: "),
+        (
+            (0.0, -0.1, 0.1),
+            (-0.06, -0.15, 0.03),
+            "composition hides a gap rather than explains one: the raw gap is +0.0",
+        ),
+    ],
+)
+def test_the_composition_sentence_in_each_case(
+    raw: tuple[float, float, float], reweighted: tuple[float, float, float], start: str
+) -> None:
+    from oloproof.holdout.levels import composition_sentence
+
+    dev, hold = _iv(0.7 + reweighted[0], 0.6, 0.8), _iv(0.7, 0.6, 0.8)
+    sentence = composition_sentence("v0", _iv(*raw), _iv(*reweighted), dev, hold)
+    assert sentence.startswith(start), sentence
