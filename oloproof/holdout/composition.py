@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 NO_STRATUM = "(none)"
 # A holdout stratum of fewer cases shows its count but not its passes.
 MIN_STRATUM_SIZE = 5
+# Thin strata named one by one in the notes; the rest are counted (the JSON lists them all).
+MAX_THIN_NOTES = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,7 +216,12 @@ def composition(
         for name in left_out
     ]
     thin = _thin(("dev", dev_old), ("holdout", hold_old), shares=shares, confidence=confidence)
-    notes += [_thin_sentence(where, name, n, shares[name], confidence) for where, name, n in thin]
+    notes += [_thin_sentence(where, name, n, shares[name], confidence) for where, name, n in thin[:MAX_THIN_NOTES]]
+    if len(thin) > MAX_THIN_NOTES:
+        notes.append(
+            f"and {len(thin) - MAX_THIN_NOTES} more thin strata, each keeping its weight (all are listed under "
+            "composition.thin in the --json report)"
+        )
     fit = None
     if dev is not None and hold is not None:
         fit = mover_combination(

@@ -232,3 +232,15 @@ def test_the_composition_sentence_in_each_case(
     dev, hold = _iv(0.7 + reweighted[0], 0.6, 0.8), _iv(0.7, 0.6, 0.8)
     sentence = composition_sentence("v0", _iv(*raw), _iv(*reweighted), dev, hold)
     assert sentence.startswith(start), sentence
+
+
+def test_many_thin_strata_are_counted_not_listed_one_by_one(project: Project) -> None:
+    strata = {f"s{i:02d}": (3, 2) for i in range(12)}
+    build(project, dev=strata, holdout=strata)
+    code, data, _ = gap(project)
+    comp = data["composition"]
+    assert code == 0 and len(comp["thin"]) == 24
+    assert len(comp["notes"]) == 9 and comp["notes"][-1] == (
+        "and 16 more thin strata, each keeping its weight (all are listed under composition.thin in the --json report)"
+    )
+    assert {row["weight"] for row in comp["strata"]} == {1 / 12}
