@@ -40,6 +40,7 @@ Statistics in Medicine 17:873–890.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ class Reweighting:
     parts: tuple[StratumPart, ...]
 
 
+@functools.lru_cache(maxsize=64)
 def _z(level: float) -> float:
     return float(stats.norm.ppf(0.5 + level / 2.0))
 
@@ -239,11 +241,15 @@ def reweight_paired(
     level = check_confidence(confidence)
     shares = _weights(weights, list(counts_by_stratum))
     parts: list[StratumPart] = []
+    seen: dict[tuple[int, int, int], Interval] = {}  # many small strata share a table: solve each once
     for name in sorted(shares):
         table = counts_by_stratum.get(name)
         if table is None or table.n == 0:
             raise _no_case(name, shares[name], what)
-        interval = paired_difference(table.b, table.c, table.n, confidence=level, method="tango")
+        key = (table.b, table.c, table.n)
+        if key not in seen:
+            seen[key] = paired_difference(table.b, table.c, table.n, confidence=level, method="tango")
+        interval = seen[key]
         parts.append(StratumPart(name=name, weight=shares[name], n=table.n, interval=interval))
     combined = mover_combination([(p.weight, p.interval) for p in parts], confidence=level, method="tango-mover")
     return Reweighting(interval=combined, parts=tuple(parts))
