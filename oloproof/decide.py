@@ -401,7 +401,7 @@ def decide_regression(
         f"(b={paired.b} only now right, c={paired.c} only before), {interval_text(interval)}"
     )
     sizing = (
-        f" This set resolves paired differences of about {resolution:.3f} or more (80% power)."
+        f" This set resolves paired differences of about {resolution:.3f} or more (about 80% power)."
         if resolution is not None
         else ""
     )

@@ -14,7 +14,6 @@ the gate's verdict never depends on it, and whoever can edit ``.oloproof/`` can 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ class LastGate:
     version: str
     run_id: str
     cases: dict[str, str]  # case id -> content digest
-    failed: frozenset[str]  # ids of cases that failed a threshold rule
+    failed: tuple[str, ...]  # ids of cases that failed a threshold rule, in test-set order
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,8 +51,8 @@ class LastGate:
             "generated_at": self.generated_at,
             "version": self.version,
             "run_id": self.run_id,
-            "cases": dict(self.cases),
-            "failed": sorted(self.failed),
+            "cases": self.cases,  # orjson writes the dict itself: no copy of 10^5 entries
+            "failed": list(self.failed),  # in test-set order: as stable as sorting, without its cost
         }
 
     @classmethod
@@ -61,17 +60,19 @@ class LastGate:
         if not isinstance(data, dict) or data.get("schema") != LAST_GATE_SCHEMA:
             raise ValueError("not a last-gate record")
         cases, failed = data["cases"], data["failed"]
-        if not isinstance(cases, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cases.items()):
+        # A parsed JSON object's keys are strings; its values' types are checked in C (map), not
+        # by a Python-level loop over 10^5 entries.
+        if not isinstance(cases, dict) or not set(map(type, cases.values())) <= {str}:
             raise ValueError("cases: expected an object of strings")
-        if not isinstance(failed, list) or not all(isinstance(item, str) for item in failed):
+        if not isinstance(failed, list) or not set(map(type, failed)) <= {str}:
             raise ValueError("failed: expected a list of case ids")
         return cls(
             testset_digest=str(data["testset_digest"]),
             generated_at=str(data["generated_at"]),
             version=str(data["version"]),
             run_id=str(data["run_id"]),
-            cases=dict(cases),
-            failed=frozenset(failed),
+            cases=cases,  # a fresh dict from the parser, owned by this record
+            failed=tuple(failed),
         )
 
 
@@ -83,26 +84,36 @@ def case_digest(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps_line({"inputs": inputs, "expected": expected})).hexdigest()[:16]
 
 
-def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> frozenset[str]:
-    """Cases that count against a threshold rule: a binary criterion's 0 under ``min`` (its 1 under
-    ``max``), a score below a ``min`` (above a ``max``), or no usable output. Regression rules compare
-    with a baseline and name no failing case of their own."""
-    ids = tuple(case.id for case in testset.cases)
-    failed: set[str] = set()
+def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> tuple[str, ...]:
+    """Cases that count against a threshold rule, in test-set order: a binary criterion's 0 under
+    ``min`` (its 1 under ``max``), a score below a ``min`` (above a ``max``), or no usable output.
+    Regression rules compare with a baseline and name no failing case of their own."""
+    import numpy as np  # lazy: start-up
+
+    ids = [case.id for case in testset.cases]
+    failed = np.zeros(len(ids), dtype=bool)
+    position: dict[str, int] | None = None  # case id -> index, built only for a subset outcome
     for rule in rules:
         outcome = outcomes.get(rule.criterion)
-        if rule.kind == "regression" or outcome is None:
+        if rule.kind == "regression" or outcome is None or rule.kind not in ("min", "max"):
             continue
+        values = np.asarray(outcome.values, dtype=float)
         binary = outcome.kind == "binary"
-        for case_id, raw in zip(outcome.case_ids or ids, outcome.values, strict=False):
-            value = float(raw)
-            if math.isnan(value):
-                failed.add(case_id)
-            elif rule.kind == "min" and value < (1.0 if binary else rule.threshold):
-                failed.add(case_id)
-            elif rule.kind == "max" and value > (0.0 if binary else rule.threshold):
-                failed.add(case_id)
-    return frozenset(failed)
+        with np.errstate(invalid="ignore"):  # NaN compares False: it is counted by isnan
+            if rule.kind == "min":
+                bad = np.isnan(values) | (values < (1.0 if binary else rule.threshold))
+            else:
+                bad = np.isnan(values) | (values > (0.0 if binary else rule.threshold))
+        if outcome.case_ids:  # values of a subset of the cases (paired with them as zip pairs them)
+            if position is None:
+                position = {case_id: index for index, case_id in enumerate(ids)}
+            for case_id, is_bad in zip(outcome.case_ids, bad.tolist(), strict=False):
+                if is_bad and case_id in position:
+                    failed[position[case_id]] = True
+        else:
+            count = min(len(ids), len(values))
+            failed[:count] |= bad[:count]
+    return tuple(case_id for case_id, is_failed in zip(ids, failed.tolist(), strict=True) if is_failed)
 
 
 def read_last(path: Path) -> LastGate | None:
@@ -151,7 +162,7 @@ def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
     notes = []
     for ids, what in ((removed, "removed"), (changed, "changed (input or expected value)")):
         if ids:
-            failures = sum(case_id in last.failed for case_id in ids)
+            failures = len(set(ids) & set(last.failed))
             notes.append(f"{_count(len(ids), what)} since {when}; {_failures(failures, len(ids))}")
     return tuple(notes)
 

@@ -50,7 +50,7 @@ class Pairing:
     exact: Interval  # Fay–Lumbard melded (exact)
     tango: Interval  # Tango's score interval (approximate)
     mcnemar_p: float | None  # exact two-sided, on the answered cases; None when none were answered
-    resolution: float | None  # the smallest paired difference this set resolves (80% power)
+    resolution: float | None  # the smallest paired difference this set resolves (about 80% power)
     discordance: float  # ψ, the share of cases on which the two versions disagree
     regressed: tuple[int, ...]
     improved: tuple[int, ...]

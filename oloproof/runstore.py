@@ -27,7 +27,7 @@ import orjson
 from oloproof.errors import StoreError, UsageError
 from oloproof.files import atomic_write_bytes, atomic_write_dir, locked, read_regular, seal, seal_problem
 from oloproof.fingerprint import Fingerprint
-from oloproof.jsonl import dumps_line, loads
+from oloproof.jsonl import bulk, dumps_line, has_long_integers, loads
 from oloproof.store import LAYOUT, gitignore_path, locks_dir, runs_dir, utc_stamp
 from oloproof.testset import TestSet
 
@@ -288,10 +288,14 @@ class RunStore:
             )
         result: dict[str, dict[str, Any]] = {}
         try:
-            for line in raw.splitlines():
-                if line.strip():
-                    obj = loads(line)
-                    result[obj["id"]] = obj
+            # One scan of the whole file for an integer orjson cannot read exactly; without one
+            # (the usual case), every line goes straight to orjson.
+            parse = loads if has_long_integers([raw]) else orjson.loads
+            with bulk():
+                for line in raw.splitlines():
+                    if line.strip():
+                        obj = parse(line)
+                        result[obj["id"]] = obj
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result

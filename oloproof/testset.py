@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NewType
 
 from oloproof.errors import DataError
-from oloproof.jsonl import dumps_line, iter_objects
+from oloproof.jsonl import bulk, dumps_line, iter_objects
 from oloproof.schema import Obj, Prop, Scalar
 
 # The ``testset:`` section of release.yaml.
@@ -64,24 +64,30 @@ def load_testset(file: Path, *, display: str | None = None, kind: str = "test se
     first_line: dict[str, int] = {}
     hasher_lines: list[bytes] = []
     has_groups = False
-    for line, obj in iter_objects(file, display=shown):
-        case_id = obj.get("id")
-        if not isinstance(case_id, str) or not case_id:
-            got = "no 'id'" if case_id is None else f"id {case_id!r}"
-            raise DataError(shown, line, f"each case needs a non-empty string 'id', got {got}")
-        if case_id in first_line:
-            raise DataError(shown, line, f"duplicate case id '{case_id}' (first on line {first_line[case_id]})")
-        first_line[case_id] = line
-        expected = obj.get("expected")
-        if not isinstance(expected, dict):
-            got = "none" if expected is None else type(expected).__name__
-            raise DataError(shown, line, f"case '{case_id}': 'expected' must be an object, got {got}")
-        inputs = {key: value for key, value in obj.items() if key not in RESERVED_KEYS}
-        group = _optional_label(obj, "group", path=shown, line=line) if "group" in obj else None
-        stratum = _optional_label(obj, "stratum", path=shown, line=line) if "stratum" in obj else None
-        has_groups = has_groups or group is not None
-        cases.append(Case(CaseId(case_id), inputs, expected, group, stratum, line))
-        hasher_lines.append(dumps_line(obj))
+    with bulk():
+        for line, obj in iter_objects(file, display=shown):
+            case_id = obj.get("id")
+            if not isinstance(case_id, str) or not case_id:
+                got = "no 'id'" if case_id is None else f"id {case_id!r}"
+                raise DataError(shown, line, f"each case needs a non-empty string 'id', got {got}")
+            if case_id in first_line:
+                raise DataError(shown, line, f"duplicate case id '{case_id}' (first on line {first_line[case_id]})")
+            first_line[case_id] = line
+            expected = obj.get("expected")
+            if not isinstance(expected, dict):
+                got = "none" if expected is None else type(expected).__name__
+                raise DataError(shown, line, f"case '{case_id}': 'expected' must be an object, got {got}")
+            group = _optional_label(obj, "group", path=shown, line=line) if "group" in obj else None
+            stratum = _optional_label(obj, "stratum", path=shown, line=line) if "stratum" in obj else None
+            has_groups = has_groups or group is not None
+            hasher_lines.append(dumps_line(obj))
+            # The parsed object is this loop's own: without the reserved keys it is the case's input.
+            del obj["id"], obj["expected"]
+            if group is not None or "group" in obj:
+                del obj["group"]
+            if stratum is not None or "stratum" in obj:
+                del obj["stratum"]
+            cases.append(Case(CaseId(case_id), obj, expected, group, stratum, line))
     if not cases:
         raise DataError(shown, None, f"the {kind} is empty: it needs at least one case")
     return TestSet(path=shown, cases=tuple(cases), digest=canonical_digest(hasher_lines), has_groups=has_groups)

@@ -68,7 +68,14 @@ REASONS: dict[str, str] = {
     "baseline_mismatch": "the baseline run was made on a different test set, so the paired comparison is impossible",
     "precondition_unmet": "a precondition of the gate is not met, so this rule was not decided",
     "too_few_seeds": "fewer than three seeds: the recipe's interval cannot be trusted (about five are needed)",
-    "duplicate_seeds": "checkpoints that answered every case identically count as one seed (a copy is no second seed)",
+    "duplicate_seeds": (
+        "checkpoints whose files are byte-identical count as one seed (a copy is no second seed); so do checkpoints "
+        "that answered every case identically when no recorded file tells them apart"
+    ),
+    "deterministic_seeds": (
+        "every checkpoint answered every case identically and their files differ: the training is deterministic "
+        "under these seeds, so the recipe is its model (decide it with the plain rule on one checkpoint)"
+    ),
     "seed_runs_missing": "a checkpoint named in the seeds file has no run",
     "seed_failed": (
         "a checkpoint's run failed (non-zero exit, crash, timeout): a failed seed, every case of it counted as a "

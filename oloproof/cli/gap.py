@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="YAML mapping stratum: share (e.g. production's mix) to reweight both sets with (default: the holdout's)",
     )
     parser.add_argument("--explain", action="store_true", help="say how to read every figure")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
     common.add_json(parser)
     parser.set_defaults(handler=handle)
 
@@ -54,7 +55,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.runstore import RunStore  # lazy: start-up
 
     release = common.load(args)
-    common.check_outputs(args.json, release=release, inputs=(args.weights,))
+    common.check_outputs(args.json, args.markdown, release=release, inputs=(args.weights,))
     weights = _weights(args.weights) if args.weights else None
     result = gap(
         release,
@@ -67,6 +68,10 @@ def handle(args: argparse.Namespace) -> int:
     )
     if args.json:
         common.write_json(args.json, result.to_json())
+    if args.markdown:
+        from oloproof.report.gap_markdown import render  # lazy: start-up
+
+        common.write_file(args.markdown, render(result))
     console = common.console()
     for part in build(result, explain=args.explain):
         console.print(part)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import common
-from oloproof.vcs import local_identity
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -192,6 +191,8 @@ def handle_run(args: argparse.Namespace) -> int:
     release = common.load(args)
     common.check_outputs(args.json, release=release, inputs=[args.outputs])
     console = common.console()
+    from oloproof.vcs import local_identity  # lazy: start-up
+
     who, commit = local_identity(release.base_dir)
 
     def waiting() -> None:
@@ -235,6 +236,8 @@ def handle_repair(args: argparse.Namespace) -> int:
 
     release = common.load(args)
     common.check_outputs(args.json, release=release)
+    from oloproof.vcs import local_identity  # lazy: start-up
+
     who, commit = local_identity(release.base_dir)
     before, entry = repair_log(release, reason=args.reason, reads_used=args.reads_used, who=who, commit=commit)
     _emit(common.console(), list(repair_lines(before, entry)))
@@ -255,6 +258,8 @@ def handle_budget(args: argparse.Namespace) -> int:
 
     release = common.load(args)
     common.check_outputs(args.json, release=release)
+    from oloproof.vcs import local_identity  # lazy: start-up
+
     who, commit = local_identity(release.base_dir)
     before, entry = set_budget(release, budget=args.budget, reason=args.reason, who=who, commit=commit)
     _emit(common.console(), list(budget_lines(release, before, entry)))

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import shutil
-from importlib import resources
 from pathlib import Path
 
-from oloproof import store
 from oloproof.cli import common
 from oloproof.inert import inert
 
@@ -46,6 +43,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    import shutil  # lazy: start-up
+    from importlib import resources  # lazy: start-up
+
+    from oloproof import store  # lazy: start-up
     from oloproof.errors import UsageError  # lazy: start-up
 
     console = common.console()
@@ -79,6 +80,8 @@ def handle(args: argparse.Namespace) -> int:
 def _sub_project(name: str) -> Path:
     """Where a sub-project example is: inside the installed package (a wheel), else beside it
     (a source checkout or an editable install)."""
+    from importlib import resources  # lazy: start-up
+
     from oloproof.errors import UsageError  # lazy: start-up
 
     top, directory = SUB_PROJECTS[name]

@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -102,6 +101,8 @@ class _Stderr:
             file=sys.stderr,
         )
         if os.environ.get("OLOPROOF_DEBUG"):
+            import traceback  # lazy: start-up
+
             traceback.print_exception(exc)
 
     def broken_pipe(self) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
 from oloproof.cli import common
@@ -87,6 +86,8 @@ def handle(args: argparse.Namespace) -> int:
     result = decide_recipe(spec, release, policy, testset, store, checkpoints)
     leakage = gate_report(release, testset, release.base_dir)
     if leakage.invalidates:  # a known leak invalidates the recipe's evidence as it does the gate's rules
+        from dataclasses import replace  # lazy: start-up
+
         result = replace(result, rule=invalidated(result.rule, leakage.invalidates))
     seeds_terminal.print_result(result, common.console())
     if leakage.invalidates:

@@ -3,9 +3,13 @@
 Cases per ``stratum`` on the dev set (from the cases) and on the holdout (from the reads' outcome
 records, in hash order: counts only). Each set's scores are then post-stratified onto one shared
 set of weights — declared (``--weights``: production's mix, say), or else the holdout's — and the
-fit is recomputed from the two reweighted paired differences (STATISTICS.md §5). Strata too thin
-to score alone are collapsed by ``oloproof.stats.gap``'s rule, and said so. A case without a
-stratum counts under ``(none)``. A holdout stratum of fewer than 5 cases shows its count but not its
+fit is recomputed from the two reweighted paired differences (STATISTICS.md §5). Every stratum
+with a positive weight keeps it (``oloproof.stats.reweight``: a score interval per stratum,
+combined by MOVER); nothing is pooled. A weighted stratum with no case in a set leaves its rate
+there unknown: the reweighting is then refused, with the reason. A stratum whose own interval is
+wider than half of [0, 1] is named as thin. The week-0 version's level on both sets, raw and
+reweighted, says how much of the raw gap is composition. A case without a stratum counts under
+``(none)``. A holdout stratum of fewer than 5 cases shows its count but not its
 passes: with one or two cases, "1 → 1 of 1" would be a holdout case's outcome under both versions.
 """
 
@@ -18,15 +22,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
-from oloproof.stats.gap import (
-    MIN_STRATUM_SIZE,
-    mover_difference,
-    paired_strata_groups,
-    reweighted_paired_difference,
-    reweighted_rate,
-)
+from oloproof.holdout.levels import Level, level
 from oloproof.stats.interval import interval_json
 from oloproof.stats.paired import PairedCounts, paired_counts
+from oloproof.stats.reweight import (
+    THIN_WIDTH,
+    NotReweighted,
+    mover_combination,
+    reweight_paired,
+    reweight_rate,
+    wilson_interval,
+)
 
 if TYPE_CHECKING:
     from oloproof.holdout.history import Reading
@@ -34,6 +40,10 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 NO_STRATUM = "(none)"
+# A holdout stratum of fewer cases shows its count but not its passes.
+MIN_STRATUM_SIZE = 5
+# Thin strata named one by one in the notes; the rest are counted (the JSON lists them all).
+MAX_THIN_NOTES = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,7 +94,10 @@ class Composition:
     dev: Reweighted | None = None
     holdout: Reweighted | None = None
     fit: Interval | None = None
-    collapsed: tuple[str, ...] = ()  # sentences: strata scored together
+    levels: tuple[Level, ...] = ()  # the week-0 version's, then the current version's
+    refused: str | None = None  # why the sets were not reweighted (a weighted stratum with no case)
+    thin: tuple[tuple[str, str, int], ...] = ()  # (set, stratum, cases): its own interval is wider than THIN_WIDTH
+    notes: tuple[str, ...] = ()  # sentences: strata left out, thin strata
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,7 +111,11 @@ class Composition:
             "dev": None if self.dev is None else self.dev.to_json(),
             "holdout": None if self.holdout is None else self.holdout.to_json(),
             "fit": None if self.fit is None else interval_json(self.fit),
-            "collapsed": list(self.collapsed),
+            "levels": [item.to_json() for item in self.levels],
+            "refused": self.refused,
+            "thin": [{"set": where, "stratum": name, "n": n} for where, name, n in self.thin],
+            "thin_width": THIN_WIDTH,
+            "notes": list(self.notes),
         }
 
 
@@ -189,30 +206,42 @@ def composition(
         ((name, dev_counts.get(name, 0) / dev_n, hold_counts.get(name, 0) / hold_n) for name in names),
         key=lambda item: (abs(item[1] - item[2]), item[0]),
     )
-    try:
-        dev = Reweighted(
-            baseline=reweighted_rate(dev_old, shared, confidence=confidence),
-            current=reweighted_rate(dev_new, shared, confidence=confidence),
-            movement=reweighted_paired_difference(dev_tables, shared, confidence=confidence),
-        )
-        hold = Reweighted(
-            baseline=reweighted_rate(hold_old, shared, confidence=confidence),
-            current=reweighted_rate(hold_new, shared, confidence=confidence),
-            movement=reweighted_paired_difference(hold_tables, shared, confidence=confidence),
-        )
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"the weights ({source}) cannot reweight these sets: {exc}") from None
-    collapsed = [
+    shares = {name: weight / total for name, weight in shared.items()}
+    dev, hold, refused = _reweight(
+        (dev_old, dev_new, dev_tables), (hold_old, hold_new, hold_tables), shares, confidence=confidence
+    )
+    notes = [
         f"stratum {name} has no holdout case: the holdout's mix gives it weight 0, so its {dev_counts[name]} dev "
         "case(s) are left out of the reweighting"
         for name in left_out
     ]
-    collapsed += [
-        f"on the {label} set, {' + '.join(group.strata)} are scored together (each too thin to reweight alone)"
-        for label, tables in (("dev", dev_tables), ("holdout", hold_tables))
-        for group in paired_strata_groups(tables, shared)
-        if len(group.strata) > 1
-    ]
+    thin = _thin(("dev", dev_old), ("holdout", hold_old), shares=shares, confidence=confidence)
+    notes += [_thin_sentence(where, name, n, shares[name], confidence) for where, name, n in thin[:MAX_THIN_NOTES]]
+    if len(thin) > MAX_THIN_NOTES:
+        notes.append(
+            f"and {len(thin) - MAX_THIN_NOTES} more thin strata, each keeping its weight (all are listed under "
+            "composition.thin in the --json report)"
+        )
+    fit = None
+    if dev is not None and hold is not None:
+        fit = mover_combination(
+            [(1.0, dev.movement), (-1.0, hold.movement)], confidence=confidence, method="tango-mover"
+        )
+    levels = tuple(
+        level(
+            version,
+            dev_rates,
+            hold_rates,
+            dev=None if dev is None else getattr(dev, which),
+            holdout=None if hold is None else getattr(hold, which),
+            confidence=confidence,
+            explain=which == "baseline",
+        )
+        for version, which, dev_rates, hold_rates in (
+            (old_read.version, "baseline", dev_old, hold_old),
+            (new_read.version, "current", dev_new, hold_new),
+        )
+    )
     return Composition(
         available=True,
         why=None,
@@ -223,6 +252,59 @@ def composition(
         largest=largest,
         dev=dev,
         holdout=hold,
-        fit=mover_difference(dev.movement, hold.movement, confidence=confidence),
-        collapsed=tuple(collapsed),
+        fit=fit,
+        levels=levels,
+        refused=refused,
+        thin=thin,
+        notes=tuple(notes),
+    )
+
+
+Sides = tuple[dict[str, tuple[float, int]], dict[str, tuple[float, int]], dict[str, PairedCounts]]
+
+
+def _reweight(
+    dev: Sides, hold: Sides, shares: Mapping[str, float], *, confidence: float
+) -> tuple[Reweighted | None, Reweighted | None, str | None]:
+    """Both sets reweighted, or neither, with the reason (a weighted stratum one set lacks)."""
+    out: list[Reweighted] = []
+    try:
+        for what, (old, new, tables) in (("the dev set", dev), ("the holdout", hold)):
+            out.append(
+                Reweighted(
+                    baseline=_rate(old, shares, confidence, what),
+                    current=_rate(new, shares, confidence, what),
+                    movement=reweight_paired(tables, shares, confidence=confidence, what=what).interval,
+                )
+            )
+    except NotReweighted as exc:
+        return None, None, str(exc)
+    return out[0], out[1], None
+
+
+def _rate(
+    by_stratum: dict[str, tuple[float, int]], shares: Mapping[str, float], confidence: float, what: str
+) -> Interval:
+    counts = {name: (int(passes), n) for name, (passes, n) in by_stratum.items()}
+    return reweight_rate(counts, shares, confidence=confidence, what=what).interval
+
+
+def _thin(
+    *sets: tuple[str, dict[str, tuple[float, int]]], shares: Mapping[str, float], confidence: float
+) -> tuple[tuple[str, str, int], ...]:
+    """(set, stratum, cases) for each weighted stratum whose week-0 rate interval is wider than THIN_WIDTH."""
+    out: list[tuple[str, str, int]] = []
+    for where, by_stratum in sets:
+        for name in sorted(shares):
+            passes, n = by_stratum.get(name, (0, 0))
+            if shares[name] > 0 and n > 0 and wilson_interval(int(passes), n, confidence=confidence).width > THIN_WIDTH:
+                out.append((where, name, n))
+    return tuple(out)
+
+
+def _thin_sentence(where: str, name: str, n: int, weight: float, confidence: float) -> str:
+    return (
+        f"stratum {name} has {n} case(s) on the {'dev set' if where == 'dev' else 'holdout'}: too thin to say much "
+        f"about its rate there (its {confidence:.0%} interval is wider than {100 * THIN_WIDTH:.0f} points); "
+        f"it keeps its weight {weight:.3f}, and its width is carried into the reweighted intervals"
     )

@@ -35,9 +35,13 @@ def p_text(p: float | None) -> str:
 
 
 def _run_line(label: str, ref: str, record: RunRecord, passes: int, n: int) -> str:
+    """One side of the comparison. The ref is shown in backquotes and never followed by a colon:
+    ``version:A:`` would be the emoji shortcode ``:A:`` once pasted into GitHub Markdown or Slack
+    (a code span renders no shortcode)."""
     state = "" if record.status == "ok" else f", {record.status}"
+    shown = inert(ref).replace("`", "'")  # a backquote in the ref would end the code span
     return (
-        f"  {label}  {inert(ref)}: run {inert(record.run_id)} (version {inert(record.version)}{state}), "
+        f"  {label}  `{shown}` = run {inert(record.run_id)} (version {inert(record.version)}{state}), "
         f"dev score {passes / n:.3f} ({passes}/{n})"
     )
 
@@ -69,10 +73,10 @@ def lines(comparison: Comparison) -> list[str]:
     if paired.resolution is not None:
         out.append(
             f"resolution: this set resolves paired differences of about {100 * paired.resolution:.1f} points or more "
-            f"(80% power, discordance {paired.discordance:.3f})"
+            f"(about 80% power, discordance {paired.discordance:.3f})"
         )
     else:
-        out.append(f"resolution: none — {n} cases are too few to resolve any paired difference at 80% power")
+        out.append(f"resolution: none — {n} cases are too few to resolve any paired difference at about 80% power")
     regressed, improved = comparison.regressed_ids(), comparison.improved_ids()
     out.append(f"regressed ({len(regressed)}, dev set): " + (inert(listed(regressed, limit=ID_LIMIT)) or "none"))
     out.append(f"improved ({len(improved)}, dev set): " + (inert(listed(improved, limit=ID_LIMIT)) or "none"))

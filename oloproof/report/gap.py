@@ -40,7 +40,10 @@ EXPLAIN = (
     "- The real improvement is the holdout's paired difference, exact (Fay–Lumbard, compatible with McNemar's exact "
     "test) and approximate (Tango). It is the number that replaces the dev-set gain.",
     "- Composition: when the sets hold different mixes of strata, each set's scores are recombined under one shared "
-    "set of weights (the holdout's, or --weights) before the movements are compared.",
+    "set of weights (the holdout's, or --weights) before the levels and movements are compared: a score interval "
+    "per stratum (Wilson with continuity correction for a level, Tango for a movement), combined by MOVER; every "
+    "weighted stratum keeps its weight (approximate). The week-0 version's raw and reweighted level gaps say how "
+    "much of the raw gap is composition.",
     "- Drift: the week-0 version measured again today on both sets should reproduce its first readings; if not, the "
     "measuring apparatus moved and every movement carries that change.",
     "- Averaging the two sets' scores is not a method: they estimate different quantities (quality plus fit, and "
@@ -101,18 +104,41 @@ def _composition(comp: Composition) -> list[RenderableType]:
             f"  largest difference in share: {inert(name)}, {dev_share:.1%} of the dev set and {hold_share:.1%} of the "
             "holdout"
         )
-    assert comp.dev is not None and comp.holdout is not None and comp.fit is not None
-    out.append(
-        f"  dev set reweighted: movement {points(comp.dev.movement.estimate)} points, "
-        f"{interval_points(comp.dev.movement)}"
-    )
-    out.append(
-        f"  holdout reweighted: movement {points(comp.holdout.movement.estimate)} points, "
-        f"{interval_points(comp.holdout.movement)}"
-    )
-    out.append(f"  reweighted fit: {points(comp.fit.estimate)} points, {interval_points(comp.fit)}")
-    out.extend(f"  {inert(sentence)}" for sentence in comp.collapsed)
+    out.extend(_levels(comp))
+    if comp.dev is None or comp.holdout is None or comp.fit is None:
+        out.append(f"  not reweighted: {inert(comp.refused)}")
+    else:
+        out.append(
+            f"  dev set reweighted: movement {points(comp.dev.movement.estimate)} points, "
+            f"{interval_points(comp.dev.movement)}"
+        )
+        out.append(
+            f"  holdout reweighted: movement {points(comp.holdout.movement.estimate)} points, "
+            f"{interval_points(comp.holdout.movement)}"
+        )
+        out.append(f"  reweighted fit: {points(comp.fit.estimate)} points, {interval_points(comp.fit)}")
+    out.extend(f"  {inert(sentence)}" for sentence in comp.notes)
     return out
+
+
+def _levels(comp: Composition) -> list[RenderableType]:
+    """Each version's level on both sets, raw then reweighted, and the week-0 composition sentence."""
+    lines = ["  levels on the two sets (each set's own mix, then one shared mix):"]
+    for number, level in enumerate(comp.levels):
+        week0 = " (week 0)" if number == 0 else ""
+        lines.append(
+            f"    {inert(level.version)}{week0}: raw dev {level.raw_dev.estimate:.3f} vs holdout "
+            f"{level.raw_holdout.estimate:.3f}, gap {points(level.raw_gap.estimate)} points, "
+            f"{interval_points(level.raw_gap)}"
+        )
+        if level.dev is not None and level.holdout is not None and level.gap is not None:
+            lines.append(
+                f"    {'':<{len(inert(level.version)) + len(week0)}}  reweighted dev {level.dev.estimate:.3f} vs "
+                f"holdout {level.holdout.estimate:.3f}, gap {points(level.gap.estimate)} points, "
+                f"{interval_points(level.gap)}"
+            )
+    lines.extend(f"  {inert(level.sentence)}" for level in comp.levels if level.sentence)
+    return ["\n".join(lines)]
 
 
 def _drift(drift: Drift) -> str:
@@ -176,7 +202,9 @@ def build(gap: Gap, *, explain: bool = False) -> list[RenderableType]:
             else "zero is outside it"
         )
         resolution = (
-            "" if real.resolution is None else f"; it resolves about {100 * real.resolution:.1f} points (80% power)"
+            ""
+            if real.resolution is None
+            else f"; it resolves about {100 * real.resolution:.1f} points (about 80% power)"
         )
         out.append(
             "\n".join(

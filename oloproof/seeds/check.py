@@ -25,6 +25,7 @@ from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
 from oloproof.result import CheckReport, RuleResult
 from oloproof.run import describe_problems
+from oloproof.seeds.copies import count_seeds, counted_details, seed_notes
 from oloproof.seeds.runs import Checkpoint, resolve_refs, run_pending
 from oloproof.seeds.spec import SeedsSpec
 from oloproof.verdicts import Verdict
@@ -105,19 +106,6 @@ class SeedsResult:
         return (*limitations(len(self.checkpoints)), SEEDS_COMMAND_LIMITATION)
 
 
-def identical_columns(names: list[str], matrix: np.ndarray) -> list[tuple[str, ...]]:
-    """Checkpoints with the same outcome on every case (missing ones included): one checkpoint
-    declared twice, or a copy of one under another name. They are not two seeds: counted as two,
-    they would narrow the interval (five copies of the best checkpoint would PASS as a "recipe")."""
-    import numpy as np  # lazy: start-up
-
-    groups: dict[bytes, list[str]] = {}
-    for index, name in enumerate(names):
-        column = np.nan_to_num(matrix[:, index], nan=-1.0)
-        groups.setdefault(column.tobytes(), []).append(name)
-    return [tuple(group) for group in groups.values() if len(group) > 1]
-
-
 def gather_checkpoints(
     spec: SeedsSpec,
     release: Release,
@@ -196,14 +184,20 @@ def decide_recipe(
     for index, cp in enumerate(usable):
         if cp in failed:
             matrix[:, index] = np.nan
-    # One seed, however many names: the recipe is decided on distinct checkpoints (each is still shown).
-    # Failed seeds are each a failure of their own, never copies of each other.
-    twins = identical_columns(
-        [cp.name for cp in usable if cp not in failed], matrix[:, [cp not in failed for cp in usable]]
+    # One seed per checkpoint, counted by its files (oloproof.seeds.copies): byte-identical files are
+    # one seed under two names; distinct checkpoints answering alike stay separate seeds. Failed
+    # seeds are each a failure of their own, never copies of each other.
+    ok = [cp for cp in usable if cp not in failed]
+    counted = count_seeds(
+        [cp.name for cp in ok],
+        [cp.run for cp in ok if cp.run is not None],
+        matrix[:, [cp not in failed for cp in usable]],
     )
-    repeated = {name for group in twins for name in group[1:]}
-    distinct = matrix[:, [index for index, cp in enumerate(usable) if cp.name not in repeated]]
-    reasons: list[str] = ["duplicate_seeds"] if twins else []
+    dropped = {cp.name for index, cp in enumerate(ok) if index not in counted.kept}
+    distinct = matrix[:, [index for index, cp in enumerate(usable) if cp.name not in dropped]]
+    reasons: list[str] = ["duplicate_seeds"] if dropped else []
+    if counted.deterministic:
+        reasons.append("deterministic_seeds")
     if failed:
         reasons.append("seed_failed")
     for outcome in outcomes:
@@ -249,17 +243,14 @@ def decide_recipe(
         return SeedsResult(spec=spec, testset=testset, checkpoints=checkpoints, rule=result, recipe=None, matrix=matrix)
     recipe = recipe_interval(matrix, confidence=policy.confidence) if len(usable) >= 2 else None
     decided = recipe
-    if twins:
+    if dropped:
         decided = recipe_interval(distinct, confidence=policy.confidence) if distinct.shape[1] >= 2 else None
     result = _verdict(spec, rule, policy, decided, distinct, reasons, interval_text, common)
-    if twins:
-        pairs = "; ".join(" and ".join(names) for names in twins)
-        result = replace(
-            result,
-            sentence=f"{result.sentence} Note: {pairs} answered every case identically (the same checkpoint under "
-            "two names?); they count as one seed.",
-            details={**result.details, "identical_outputs": [list(names) for names in twins]},
-        )
+    result = replace(
+        result,
+        sentence=f"{result.sentence}{seed_notes(counted)}",
+        details={**result.details, **counted_details(counted)},
+    )
     if failed:
         what = ", ".join(f"{cp.name} ({cp.run.failure})" for cp in failed if cp.run is not None)
         result = replace(
@@ -352,7 +343,12 @@ def _verdict(
     return result(
         Verdict.INSUFFICIENT_EVIDENCE,
         ["interval_straddles_threshold", *reasons],
-        f"{head} contains {relation} {threshold:g}: more seeds narrow it (seed noise does not shrink with more cases).",
+        f"{head} contains {relation} {threshold:g}: "
+        + (
+            "more cases narrow it (these checkpoints do not vary, so the cases set its width)."
+            if "deterministic_seeds" in reasons
+            else "more seeds narrow it (seed noise does not shrink with more cases)."
+        ),
     )
 
 

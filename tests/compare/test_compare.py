@@ -192,7 +192,7 @@ def test_gate_regression_guard_names_the_regressed_cases(project: Project) -> No
     assert rule["details"]["regressed"] == 5
     assert rule["details"]["regressed_ids"] == ["d089", "d090", "d091", "d092", "d093"]
     assert "5 case(s) regressed: d089, d090, d091, d092, d093" in rule["sentence"]
-    assert "This set resolves paired differences of about 0.087 or more (80% power)." in rule["sentence"]
+    assert "This set resolves paired differences of about 0.087 or more (about 80% power)." in rule["sentence"]
     summary = project.root / "summary.md"
     assert project.cli("gate", "--run", "version:B", "--markdown", str(summary)) == ExitCode.PASS
     text = summary.read_text()
@@ -256,3 +256,29 @@ def test_a_set_too_small_to_resolve_anything_says_so(project: Project, capsys: p
     code, data = compare(project)
     assert code == 0 and data["paired"]["resolution"] is None
     assert "resolution: none — 2 cases are too few to resolve any paired difference" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("names", [("A", "B"), ("smile", "tada"), ("x:y", "+1")])
+def test_no_ref_is_followed_by_a_colon_that_makes_an_emoji_shortcode(
+    project: Project, capsys: pytest.CaptureFixture[str], names: tuple[str, str]
+) -> None:
+    """`version:A:` is the shortcode `:A:` in GitHub Markdown and Slack: the refs are printed in a code
+    span followed by `=`, and no `:word:` is left outside code spans (issue 17, point 6)."""
+    import re
+
+    old, new = chapter_labels()
+    ids = [f"d{i:03d}" for i in range(N)]
+    project.write(cases=[{"id": i, "expected": {"label": 1}} for i in ids], command=None)
+    for version, labels in zip(names, (old, new), strict=True):
+        outputs = project.root / "out.jsonl"
+        outputs.write_text("".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in zip(ids, labels, strict=True)))
+        assert project.cli("run", "--outputs", str(outputs), "--version", version) == 0
+    capsys.readouterr()
+    assert project.cli("compare", f"version:{names[0]}", f"version:{names[1]}") == 0
+    text = capsys.readouterr().out
+    assert f"  A  `version:{names[0]}` = run " in text and f"  B  `version:{names[1]}` = run " in text
+    outside = re.sub(r"`[^`\n]*`", "", text)
+    assert f"version:{names[0]}:" not in outside
+    if ":" not in names[0]:
+        assert re.search(r":[A-Za-z0-9_+-]+:", outside) is None, outside
+    assert "about 8.7 points or more (about 80% power, discordance 0.117)" in text

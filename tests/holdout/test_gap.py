@@ -195,6 +195,9 @@ def test_the_terminal_renderings_match_their_gold_files(
     check_gold("gap.txt", _scrubbed(capsys.readouterr().out))
     assert main(["gap", "--baseline", "version:extract-v1", "--explain"]) == 0
     check_gold("gap-explain.txt", _scrubbed(capsys.readouterr().out))
+    assert main(["gap", "--baseline", "version:extract-v1", "--markdown", "gap.md"]) == 0
+    capsys.readouterr()
+    check_gold("gap.md", _scrubbed(Path("gap.md").read_text(encoding="utf-8")))
     assert main(["compare", "version:extract-v1", "version:extract-v6", "--max-drop", "0.05"]) == 0
     check_gold("compare.txt", _scrubbed(capsys.readouterr().out))
     assert main(["holdout", "size", "--delta", "0.03333"]) == 0
@@ -292,7 +295,7 @@ def test_a_dev_stratum_the_holdout_lacks_gets_weight_zero(example: Path) -> None
     assert code == 0 and data["composition"]["available"]
     rows = {row["stratum"]: row for row in data["composition"]["strata"]}
     assert rows["employment"]["holdout_n"] == 0 and rows["employment"]["weight"] == 0
-    assert any("stratum employment has no holdout case" in line for line in data["composition"]["collapsed"])
+    assert any("stratum employment has no holdout case" in line for line in data["composition"]["notes"])
 
 
 def test_small_holdout_strata_show_counts_not_outcomes(example: Path, capsys: pytest.CaptureFixture[str]) -> None:

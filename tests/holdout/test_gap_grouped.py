@@ -159,3 +159,13 @@ def test_a_holdout_without_recorded_groups_says_its_movement_ignores_them(tmp_pa
         "the dev set declares groups but the holdout reads record none: the holdout movement treats its cases as "
         "independent" in data["notes"]
     )
+
+
+def test_the_markdown_report_says_clustered(tmp_path: Path) -> None:
+    root = tmp_path / "grouped"
+    project(root, grouped=True)
+    out = root / "gap.md"
+    assert main(["gap", "-c", str(root / "release.yaml"), "--baseline", "version:v0", "--markdown", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "(clustered-paired-melded, approximate) on 40 groups (clustered)" in text
+    assert "fay-lumbard-melded" not in text

@@ -237,9 +237,9 @@ def test_one_checkpoint_declared_twice_is_said(project: Project) -> None:
     setup(project, k=3)
     (project.root / "weights" / "seed_3.json").write_text((project.root / "weights" / "seed_2.json").read_text())
     _, data = seeds(project)
-    assert data["rule"]["details"]["identical_outputs"] == [["seed_2", "seed_3"]]
-    assert ("Note: seed_2 and seed_3 answered every case identically (the same checkpoint under two names?); they "
-            "count as one seed.") in data["rule"]["sentence"]
+    assert data["rule"]["details"]["identical_files"] == [["seed_2", "seed_3"]]
+    assert ("Note: seed_2 and seed_3 ran byte-identical files (one checkpoint under several names); they count as "
+            "one seed.") in data["rule"]["sentence"]
     # Three checkpoints, two of them one seed: two seeds cannot judge a recipe.
     assert data["rule"]["verdict"] == "INSUFFICIENT_EVIDENCE"
     assert data["rule"]["reasons"][:2] == ["too_few_seeds", "duplicate_seeds"]

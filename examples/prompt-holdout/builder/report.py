@@ -3,7 +3,7 @@
 Computed from the files a user gets after ``oloproof init`` (the recorded dev runs, READS.log, the
 outcome records, the two sets for their strata) with oloproof's own statistics:
 ``oloproof.stats.paired`` (Fay–Lumbard exact and Tango intervals, McNemar), ``oloproof.stats.gap``
-(MOVER, post-stratification) and ``oloproof.stats.resolution`` (the smallest paired difference a
+(MOVER), ``oloproof.stats.reweight`` (reweighting by stratum: score intervals combined by MOVER) and ``oloproof.stats.resolution`` (the smallest paired difference a
 set resolves). It is a reference for the real commands, not a replacement for them.
 """
 
@@ -43,9 +43,9 @@ def paired(old: list[bool], new: list[bool], *, confidence: float = 0.95) -> dic
 
 
 def compute(root: Path) -> dict[str, Any]:
-    from oloproof.stats.gap import mover_difference, reweighted_paired_difference, reweighted_rate
-    from oloproof.stats.interval import Interval
+    from oloproof.stats.gap import mover_difference
     from oloproof.stats.paired import paired_counts, paired_difference
+    from oloproof.stats.reweight import mover_combination, reweight_paired, reweight_rate
 
     dev = load_jsonl(root / FILES["dev"])
     hold = load_jsonl(root / FILES["holdout"])
@@ -104,16 +104,22 @@ def compute(root: Path) -> dict[str, Any]:
             out[stratum] = paired_counts([old[i] for i in idx], [new[i] for i in idx])
         return out
 
-    reweighted = {}
+    def rate(rows: list[dict[str, Any]], values: list[bool]) -> Any:
+        counts = {s: (int(p), n) for s, (p, n) in by_stratum(rows, values).items()}
+        return reweight_rate(counts, weights, confidence=confidence).interval
+
+    reweighted: dict[str, Any] = {}
+    movements = {}
     for name, rows, old, new in (("dev", dev, old_d, new_d), ("holdout", hold, old_h, new_h)):
+        movements[name] = reweight_paired(tables(rows, old, new), weights, confidence=confidence).interval
         reweighted[name] = {
-            BASELINE: _interval(reweighted_rate(by_stratum(rows, old), weights, confidence=confidence)),
-            CURRENT: _interval(reweighted_rate(by_stratum(rows, new), weights, confidence=confidence)),
-            "difference": _interval(reweighted_paired_difference(tables(rows, old, new), weights, confidence=confidence)),
+            BASELINE: _interval(rate(rows, old)),
+            CURRENT: _interval(rate(rows, new)),
+            "difference": _interval(movements[name]),
             "per_stratum": {s: {BASELINE: by_stratum(rows, old)[s], CURRENT: by_stratum(rows, new)[s]} for s in sorted(strata[name])},
         }
-    rw_dev, rw_hold = (Interval(**{**reweighted[k]["difference"], "level": confidence}) for k in ("dev", "holdout"))
-    reweighted["fit"] = _interval(mover_difference(rw_dev, rw_hold, confidence=confidence))
+    parts = [(1.0, movements["dev"]), (-1.0, movements["holdout"])]
+    reweighted["fit"] = _interval(mover_combination(parts, confidence=confidence, method="tango-mover"))
 
     v1_runs = [run for run in runs if run.version == BASELINE]
     v1_reads = [row for row in read_rows if row["version"] == BASELINE]
