@@ -78,6 +78,10 @@ def compute_interval(
     confidence = policy.confidence
     details: dict[str, object] = {}
     reasons: list[str] = []
+    if outcome.judged is not None or rule.method == "ppi":
+        from oloproof.judged import judged_rule_interval  # lazy: start-up
+
+        return judged_rule_interval(outcome, rule, policy, testset)
     if testset.has_groups:
         if outcome.kind != "binary":
             details["no_method"] = "no interval is implemented for scores on grouped cases"
@@ -114,8 +118,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     values = outcome.values
     n = int(values.size)
     missing = int(np.isnan(values).sum())
-    passes = float(np.nansum(values))
     interval, details, method_reasons = compute_interval(outcome, rule, policy, testset)
+    passes = float(details.get("judge_passes", np.nansum(values)))  # type: ignore[arg-type]
     reasons: list[str] = list(method_reasons)
     if missing:
         reasons.append("missing_outputs")
@@ -151,6 +155,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             resolution=resolution,
             details=details,
         )
+    if "assumption" in details:
+        sentence += f" (The {interval.method if interval else 'judge'} interval: {details['assumption']}.)"
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
@@ -199,6 +205,7 @@ def _verdict(
 
     answered = n - missing
     count = f"{int(passes)}/{answered}" if kind == "binary" else f"mean of {answered} scores"
+    count = str((details or {}).get("count", count))
     head = f"{rule.criterion} is {fmt(interval.estimate)} ({count}"
     head += f", {missing} missing)" if missing else ")"
     head += f", {interval_text(interval)}"

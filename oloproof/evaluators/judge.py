@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError, DataError
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where, criterion_prop
+from oloproof.evaluators.base import (
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
+    JudgedEvidence,
+    SpecError,
+    Where,
+    criterion_prop,
+)
 from oloproof.jsonl import iter_objects
 from oloproof.process import CommandNotFound, run_batches
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
@@ -84,6 +92,11 @@ class Judge:
             fractional = fractional or grade not in (0.0, 1.0)
             values[index] = grade
         agreement = self._agreement(ctx, values, labels)
+        human = np.full(len(cases), np.nan)
+        for index, case in enumerate(cases):
+            if case.id in labels:
+                human[index] = labels[case.id][0]
+        answered = np.array([case.id in ctx.outputs for case in cases], dtype=bool)
         reasons: list[str] = []
         problems: list[str] = []
         if collected.failure is not None:
@@ -100,6 +113,7 @@ class Judge:
             reasons=tuple(reasons),
             problems=tuple(problems),
             details={"judge": agreement},
+            judged=JudgedEvidence(human=human, answered=answered, pass_threshold=self.pass_threshold),
         )
 
     def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
