@@ -73,13 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     print(f"N = {N_CASES} cases, {args.trials} trials per regime, seed {args.seed}; errors are one-sided, nominal 2.5%")
-    print("| judge (sens, fpr) | labels | p | double sampling low/high err, width | PPI++ low/high err, width "
-          "| judge only low/high err |")
+    print(
+        "| judge (sens, fpr) | labels | p | double sampling low/high err, width | PPI++ low/high err, width "
+        "| judge only low/high err |"
+    )
     print("|---|---|---|---|---|---|")
     for (name, (sens, fpr)), n_labels, p in itertools.product(JUDGES.items(), LABELS, RATES):
         result = regime(rng, args.trials, N_CASES, n_labels, p, sens, fpr)
 
-        def cell(method: str, width: bool = True) -> str:
+        def cell(method: str, width: bool = True, result: dict[str, tuple[int, int, float]] = result) -> str:
             low, high, mean_width = result[method]
             text = f"{low / args.trials:.1%} / {high / args.trials:.1%}"
             return f"{text}, {mean_width:.3f}" if width else text

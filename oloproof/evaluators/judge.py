@@ -1,16 +1,19 @@
-"""judge: a command grades outputs; it is trusted only if it agrees with people.
+"""judge: a command grades outputs; its rules estimate people's grade, with the judge's errors.
 
 The judge receives, per answered case, ``{"id", "input", "output", "expected"}`` as JSONL on
 stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
-in [0, 1]. Its grades decide rules only when its agreement with a human-labelled file
-(``{"id", "grade"}`` per line) meets the policy's ``judges`` thresholds: at least
-``min_labels`` labelled cases, the lower bound of the agreement interval at least
-``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
+in [0, 1]. A rule on its criterion is about *people's* pass rate (grade >= pass_threshold), or
+their mean grade with ``measure: mean_grade``, estimated from the judge on every case and the
+human-labelled file (``{"id", "grade"}`` per line) where it has a grade (``oloproof.judged``,
+``oloproof.stats.judged``); the outcome carries people's grades for that (``judged``).
+The judge is used at all only when its agreement with the labels meets the policy's ``judges``
+thresholds: at least ``min_labels`` labelled cases, the lower bound of the agreement interval at
+least ``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
 those they failed at least ``min_pass_agreement`` and ``min_fail_agreement`` (so a judge that
-always says "pass" is never trusted, however few cases people fail; too few human-failed
-labels to show it is itself a reason, with how many more are needed). Otherwise every rule on
-its criterion is INSUFFICIENT_EVIDENCE with ``judge_untrusted``. Agreement is measured on
-pass/fail (grade >= pass_threshold), with Cohen's kappa reported beside it.
+always says "pass" is refused, however few cases people fail; too few human-failed labels to
+show it is itself a reason, with how many more are needed). Otherwise every rule on its
+criterion is INSUFFICIENT_EVIDENCE with ``judge_untrusted``. Agreement is measured on pass/fail
+(grade >= pass_threshold), with Cohen's kappa reported beside it, as diagnostics.
 """
 
 from __future__ import annotations

@@ -169,7 +169,7 @@ def test_pass_and_fail_are_symmetric(rows: list[tuple[bool, bool | None]]) -> No
 @given(Verdicts)
 def test_every_case_labelled_is_clopper_pearson_on_people(rows: list[tuple[bool, bool | None]]) -> None:
     judge, human = arrays([(j, bool(h)) for j, h in rows])
-    interval, details = judged_interval(
+    interval, _ = judged_interval(
         judge, human, np.ones(judge.size, dtype=bool), 0.5, mean_grade=False, use_ppi=False, confidence=0.95
     )
     assert interval is not None and interval.method == "clopper-pearson"
