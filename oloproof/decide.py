@@ -131,7 +131,7 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     effective_n = int(n_eff) if isinstance(n_eff, (int, float)) and math.isfinite(n_eff) else n
     resolution = (
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
-        if effective_n >= 1
+        if effective_n >= 1 and "advice" not in details  # a judge rule's width is set by its labels
         else None
     )
     codes: tuple[str, ...]
@@ -156,7 +156,7 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             details=details,
         )
     if "assumption" in details:
-        sentence += f" (The {interval.method if interval else 'judge'} interval: {details['assumption']}.)"
+        sentence += f" (The interval {details['assumption']}.)"
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
@@ -297,6 +297,12 @@ def _verdict(
                 f"{head} contains {relation} {threshold:g}; this set can never clear {relation} {threshold:g}: "
                 f"even a perfect result needs at least {needed} cases, it has {n}."
             ),
+        )
+    if isinstance(labels_advice := (details or {}).get("advice"), str):
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("interval_straddles_threshold", *reasons),
+            f"{head} contains {relation} {threshold:g}: {labels_advice}.",
         )
     advice = (
         f"this set resolves only distances of {resolution:.3f} or more from the threshold (80% power)"

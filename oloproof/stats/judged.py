@@ -193,7 +193,7 @@ def ppi_mean(
     return interval, weight
 
 
-ASSUMPTION = "it assumes the labelled cases are a random sample of the test cases"
+ASSUMPTION = "assumes the labelled cases are a random sample of the test cases"
 # The measured one-sided error of PPI++ where it is optimistic (benchmarks/judge_coverage.py, docs/statistics.md).
 PPI_CAVEAT = (
     "; it is approximate: with 50-100 labels at pass rates of 0.8-0.95 its one-sided error was measured at 3-31% "
@@ -238,6 +238,10 @@ def judged_interval(
         "judge_mean_grade": float(np.nanmean(judge)) if graded.any() else None,
         "assumption": ASSUMPTION,
     }
+    details["advice"] = (
+        "its width comes mostly from the human labels: label more cases, drawn at random from the test set, to "
+        "settle it"
+    )
     label_text = f"the judge on {n_cases} cases and {n_labelled} human labels"
     details["count"] = f"{'mean grade' if mean_grade else 'pass rate'} people would give, from {label_text}"
     if mean_grade:
@@ -254,6 +258,7 @@ def judged_interval(
     j_low[~answered], j_high[~answered] = 0.0, 1.0
     if n_labelled == n_cases:
         details["method_note"] = "every case is labelled, so people's grades decide directly and the judge adds nothing"
+        details["advice"] = "every case is labelled already: add labelled cases to settle it"
         if mean_grade:
             from oloproof.stats.bounded import bounded_mean_betting  # lazy: start-up
 
