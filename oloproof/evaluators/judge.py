@@ -289,9 +289,14 @@ KIND = EvaluatorKind(
             ),
             "batch_size": Prop(Scalar("int", minimum=1), default=100, doc="Cases per judge call."),
             "pass_threshold": Prop(
-                Scalar("number", minimum=0.0, maximum=1.0),
+                Scalar(
+                    "number",
+                    exclusive_minimum=0.0,
+                    maximum=1.0,
+                    why="pass_threshold 0 counts every grade, even 0, as a pass, so no rule on the judge could fail",
+                ),
                 default=0.5,
-                doc="Grade at or above which a case counts as a pass for agreement.",
+                doc="Grade at or above which a case counts as a pass, for people and the judge alike; in (0, 1].",
             ),
         },
         doc="Grades from a command, trusted only when they agree with human labels.",

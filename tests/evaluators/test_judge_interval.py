@@ -185,3 +185,15 @@ def test_score_methods_that_ignore_the_judges_errors_are_refused(
         f"oloproof: error: release.yaml:12: policy.rules[0].method: method {method} does not carry a judge's errors; a "
         "rule on 'judge_pass' (judge) takes method exact (double sampling) or ppi (prediction-powered, approximate)\n"
     )
+
+
+def test_pass_threshold_0_is_refused(project: Project, run_cli: Any, capsys: Any, monkeypatch: Any) -> None:
+    # Every grade, even people's 0, would be a pass: no rule on the judge could ever fail.
+    judged_project(project, [0.0] * 3, {0: 0})
+    release = project.root / "release.yaml"
+    release.write_text(release.read_text().replace("batch_size: 500}", "batch_size: 500, pass_threshold: 0}"))
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert err == (
+        "oloproof: error: release.yaml:8: evaluators[0].pass_threshold: expected a number in (0, 1], got 0: "
+        "pass_threshold 0 counts every grade, even 0, as a pass, so no rule on the judge could fail\n"
+    )
