@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 INVALIDATING = (
     "leaked_cases",
     "judge_untrusted",
+    "labels_not_representative",
     "run_failed",
     "transform_declared",
     "transform_unlabelled",

@@ -38,4 +38,6 @@ def judged_rule_interval(
         confidence=policy.confidence,
         seed=order_seed(testset.digest),
     )
-    return interval, details, []
+    # The labels do not look like a random sample of the cases (or the judge treats labelled cases
+    # differently): no estimator that assumes they are can be trusted.
+    return interval, details, ["labels_not_representative"] if details.get("not_representative") else []

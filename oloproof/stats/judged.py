@@ -238,6 +238,18 @@ def judged_interval(
         "judge_mean_grade": float(np.nanmean(judge)) if graded.any() else None,
         "assumption": ASSUMPTION,
     }
+    representative = _representative(judge, graded, labelled, pass_threshold)
+    if representative is not None:
+        details["labels_vs_rest"] = representative
+        if representative["fisher_p"] < NOT_RANDOM_P:
+            details["not_representative"] = True
+            details["assumption"] = (
+                f"{ASSUMPTION}, and they do not look like one: the judge passes "
+                f"{representative['labelled_judge_pass_rate']:.1%} of the {representative['labelled']} labelled cases "
+                f"but {representative['unlabelled_judge_pass_rate']:.1%} of the other {representative['unlabelled']} "
+                f"(Fisher exact p = {representative['fisher_p']:.1e}); label cases drawn at random, and do not let the "
+                "judge see the labels"
+            )
     details["advice"] = (
         "its width comes mostly from the human labels: label more cases, drawn at random from the test set, to "
         "settle it"
@@ -288,7 +300,7 @@ def judged_interval(
     if n_labelled < 2:
         details["no_method"] = "PPI needs at least 2 labelled cases"
         return None, details
-    details["assumption"] = ASSUMPTION + PPI_CAVEAT
+    details["assumption"] = str(details["assumption"]) + PPI_CAVEAT
     unl = ~labelled
     low, lam_low = ppi_mean(y_low[labelled], j_low[labelled], j_low[unl], confidence=confidence)
     high, lam_high = ppi_mean(y_high[labelled], j_high[labelled], j_high[unl], confidence=confidence)
@@ -302,6 +314,28 @@ def judged_interval(
         approximate=True,
     )
     return interval, details
+
+
+NOT_RANDOM_P = 0.001
+
+
+def _representative(
+    judge: NDArray[np.float64], graded: NDArray[np.bool_], labelled: NDArray[np.bool_], threshold: float
+) -> dict[str, float | int] | None:
+    """The judge's pass rate on the labelled cases against the rest, with Fisher's exact test: if the
+    labels are a random sample (and the judge cannot tell which cases are labelled) they match."""
+    passed = graded & (np.nan_to_num(judge) >= threshold)
+    rows = [(int((passed & side).sum()), int((graded & side).sum())) for side in (labelled, ~labelled)]
+    if any(total == 0 for _, total in rows):
+        return None
+    table = [[k, total - k] for k, total in rows]
+    return {
+        "labelled": rows[0][1],
+        "labelled_judge_pass_rate": rows[0][0] / rows[0][1],
+        "unlabelled": rows[1][1],
+        "unlabelled_judge_pass_rate": rows[1][0] / rows[1][1],
+        "fisher_p": float(stats.fisher_exact(table).pvalue),
+    }
 
 
 def _verdicts(judge: NDArray[np.float64], graded: NDArray[np.bool_], threshold: float) -> NDArray[np.float64]:

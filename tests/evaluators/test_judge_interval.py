@@ -197,3 +197,20 @@ def test_pass_threshold_0_is_refused(project: Project, run_cli: Any, capsys: Any
         "oloproof: error: release.yaml:8: evaluators[0].pass_threshold: expected a number in (0, 1], got 0: "
         "pass_threshold 0 counts every grade, even 0, as a pass, so no rule on the judge could fail\n"
     )
+
+
+def test_a_judge_that_treats_labelled_cases_differently_invalidates_the_evidence(project: Project) -> None:
+    # A judge that can read the labels file: honest on the 300 labelled cases (people pass 80% of them), it
+    # passes every unlabelled one. Labelled and unlabelled cases then differ in the judge's pass
+    # rate far beyond chance; the same symptom shows labels picked from the easy cases.
+    human = [i % 10 < 7 for i in range(600)]
+    says = [human[i] if i % 2 == 0 else True for i in range(600)]
+    judged_project(project, says, {i: human[i] for i in range(0, 600, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.6}")
+    code, data = report(project)
+    rule = data["rules"][0]
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert "labels_not_representative" in rule["reasons"]
+    assert rule["details"]["labels_vs_rest"]["labelled_judge_pass_rate"] == pytest.approx(0.8)
+    assert rule["details"]["labels_vs_rest"]["unlabelled_judge_pass_rate"] == 1.0
+    assert "the judge passes 80.0% of the 300 labelled cases but 100.0% of the other 300 (Fisher exact p = " in rule["sentence"]
+    assert rule["sentence"].endswith("label cases drawn at random, and do not let the judge see the labels.)")
