@@ -9,6 +9,7 @@ failure 0.49 turned a 77% pass rate into a 0.884 mean.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import sys
 from typing import Any
 
@@ -214,3 +215,35 @@ def test_a_judge_that_treats_labelled_cases_differently_invalidates_the_evidence
     assert rule["details"]["labels_vs_rest"]["unlabelled_judge_pass_rate"] == 1.0
     assert "the judge passes 80.0% of the 300 labelled cases but 100.0% of the other 300 (Fisher exact p = " in rule["sentence"]
     assert rule["sentence"].endswith("label cases drawn at random, and do not let the judge see the labels.)")
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "release-yaml.md"
+
+
+@pytest.mark.parametrize("key", ["min_agreement", "min_pass_agreement", "min_fail_agreement"])
+def test_the_docs_give_each_judge_threshold_the_range_the_code_accepts(
+    key: str, project: Project, run_cli: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    # Issue 17, point 6: the docs said (0, 1] for two of them; 1 is refused (no finite number of
+    # labels gives a lower bound of 1).
+    row = next(line for line in DOCS.read_text(encoding="utf-8").splitlines() if line.startswith(f"| `judges.{key}` |"))
+    assert row.split("|")[2].strip() == "number in (0, 1)"
+    judged_project(project, [True] * 3, {0: True})
+    release = project.root / "release.yaml"
+    release.write_text(release.read_text().replace("policy:\n", f"policy:\n  judges: {{{key}: 1}}\n"))
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert f"policy.judges.{key}: expected a number in (0, 1), got 1: no finite number of labels gives" in err
+
+
+def test_a_useless_judge_still_says_so(project: Project) -> None:
+    # Grades unrelated to people's (kappa near 0): refused before any interval, with the reason.
+    human = [i % 5 != 4 for i in range(400)]
+    says = [(i * 7919) % 13 < 10 for i in range(400)]  # about 77% passes, blind to what people said
+    judged_project(project, says, {i: human[i] for i in range(0, 400, 2)})
+    code, data = report(project)
+    judge = data["criteria"]["judge_pass"]["details"]["judge"]
+    assert abs(judge["kappa"]) < 0.15 and judge["trusted"] is False
+    assert "below min_fail_agreement 70%" in judge["why"]
+    rule = data["rules"][0]
+    assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
