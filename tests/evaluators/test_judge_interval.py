@@ -9,8 +9,8 @@ failure 0.49 turned a 77% pass rate into a 0.884 mean.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
