@@ -325,6 +325,13 @@ CLUSTERED_CAVEAT = (
 )
 
 
+# A regression guard on a judge criterion compares the judge's verdicts on both versions (docs/statistics.md).
+JUDGE_REGRESSION_CAVEAT = (
+    " These are the judge's verdicts on both versions, not people's: the interval does not carry the judge's errors "
+    "(a judge that passes some failures understates a drop)."
+)
+
+
 def _groups_needed(threshold: float, confidence: float) -> int:
     """The fewest groups whose perfect run clears ``min: threshold``: (α/2)^(1/G) >= threshold."""
     tail = (1.0 - confidence) / 2.0
@@ -450,7 +457,7 @@ def decide_regression(
     return RuleResult(
         verdict=verdict,
         reasons=tuple(reasons),
-        sentence=sentence + sizing,
+        sentence=sentence + sizing + (JUDGE_REGRESSION_CAVEAT if now.judged is not None else ""),
         interval=interval,
         passes=None,
         missing=len(paired.missing),

@@ -247,3 +247,19 @@ def test_a_useless_judge_still_says_so(project: Project) -> None:
     rule = data["rules"][0]
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in rule["reasons"]
     assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_a_regression_guard_on_a_judge_criterion_says_it_compares_the_judge(project: Project) -> None:
+    # Not corrected (people's labels describe one version's outputs, not the baseline's): said.
+    human = [i % 5 != 4 for i in range(200)]
+    judged_project(project, human, {i: human[i] for i in range(0, 200, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.5}")
+    assert project.cli("gate", "-q") in (ExitCode.PASS, ExitCode.INSUFFICIENT_EVIDENCE)  # the v1 run
+    release = project.root / "release.yaml"
+    text = release.read_text().replace("version: v1", "version: v2")
+    release.write_text(text.replace("rules:\n", "rules:\n  - {id: no_drop, criterion: judge_pass, baseline: 'version:v1', max_drop: 0.1}\n"))
+    _, data = report(project)
+    [rule] = [rule for rule in data["rules"] if rule["id"] == "no_drop"]
+    assert rule["sentence"].endswith(
+        "These are the judge's verdicts on both versions, not people's: the interval does not carry the judge's "
+        "errors (a judge that passes some failures understates a drop)."
+    )
