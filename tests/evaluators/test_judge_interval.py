@@ -263,3 +263,22 @@ def test_a_regression_guard_on_a_judge_criterion_says_it_compares_the_judge(proj
         "These are the judge's verdicts on both versions, not people's: the interval does not carry the judge's "
         "errors (a judge that passes some failures understates a drop)."
     )
+
+
+def test_a_grouped_test_set_has_no_judge_corrected_interval(project: Project) -> None:
+    says = [i % 5 != 4 for i in range(200)]  # a judge that agrees with people
+    humans = {i: says[i] for i in range(0, 200, 2)}
+    cases = [
+        {"id": f"c{i:04d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}, "group": f"doc{i // 5}"}
+        for i, grade in enumerate(says)
+    ]
+    judged_project(project, says, humans, approximate=True)
+    project.write(
+        cases=cases, policy_extra="  allow_approximate_methods: true\n",
+        rules="  - {id: judged, criterion: judge_pass, min: 0.7}",
+        evaluators=f"  - {{type: judge, command: {json.dumps([sys.executable, str(JUDGE)])}, labels: data/labels.jsonl}}",
+    )
+    code, data = report(project)
+    rule = data["rules"][0]
+    assert rule["interval"] is None and rule["verdict"] == "MANUAL_REVIEW" and code != ExitCode.PASS
+    assert "no interval that carries a judge's errors is implemented for grouped cases" in rule["sentence"]
