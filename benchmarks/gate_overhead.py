@@ -1,6 +1,8 @@
 """The gate's own cost per case, and CLI start-up time.
 
 One command: ``python benchmarks/gate_overhead.py [--sizes 1000 10000 100000] [--repeat 5]``
+CI's check: ``python benchmarks/gate_overhead.py --check benchmarks/recorded.json`` runs the size
+recorded there and exits 1 when the gate/floor ratio is more than twice the recorded one.
 
 For each size it builds a project whose outputs are imported (so no system time is
 counted), then times ``oloproof gate`` in-process reusing that run: loading release.yaml,
@@ -10,7 +12,10 @@ orjson — the floor any gate must pay. Start-up is ``oloproof --version`` in a 
 interpreter against ``python -c pass``. Medians are printed; the machines are shared and
 noisy, so compare ratios, not absolute times.
 
-Targets (issue 2): linear growth, <= 20 µs of overhead per case at 100k, start-up < 0.5 s.
+Gate and floor are timed in alternation (gate, floor, gate, floor...) so a burst of load elsewhere
+on the machine falls on both; the ratio printed is the median of the per-pair ratios.
+
+Targets (issue 20): <= 5 µs per case at 100k, linear to 1M; start-up <= 30 ms over bare Python.
 """
 
 from __future__ import annotations
@@ -86,7 +91,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--check", type=Path, help="recorded figures (JSON): fail if the ratio exceeds twice them")
+    parser.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     args = parser.parse_args()
+    recorded: dict[str, float] | None = None
+    if args.check is not None:
+        recorded = orjson.loads(args.check.read_bytes())
+        args.sizes = [int(recorded["size"])]
     from oloproof.cli.main import main as cli
 
     print(
@@ -114,17 +125,30 @@ def main() -> None:
                 == 0
             )
             gate_once(root)  # warm caches and lazy imports
-            gates = [gate_once(root) for _ in range(args.repeat)]
-            floors = [floor(root) for _ in range(args.repeat)]
+            gates, floors = [], []
+            for _ in range(args.repeat):
+                gates.append(gate_once(root))
+                floors.append(floor(root))
         gate, base = statistics.median(gates), statistics.median(floors)
+        ratio = statistics.median(g / f for g, f in zip(gates, floors, strict=True))
         overhead = (gate - base) / n * 1e6
         per_case.append(gate / n * 1e6)
-        print(f"{n:>8} {gate:>11.3f}s {gate / n * 1e6:>9.2f} {base:>13.3f}s {overhead:>17.2f} {gate / base:>10.2f}x")
+        print(f"{n:>8} {gate:>11.3f}s {gate / n * 1e6:>9.2f} {base:>13.3f}s {overhead:>17.2f} {ratio:>10.2f}x")
+    if recorded is not None:
+        limit = 2 * float(recorded["gate_floor_ratio"])
+        verdict = "ok" if ratio <= limit else "REGRESSION"
+        print(
+            f"check: gate/floor {ratio:.2f}x at {n} cases; recorded {recorded['gate_floor_ratio']}x, "
+            f"limit {limit:.2f}x: {verdict}"
+        )
+        raise SystemExit(0 if ratio <= limit else 1)
     if len(per_case) > 1:
         print(
             f"growth: µs/case at the largest size is {per_case[-1] / per_case[0]:.2f}x that at the smallest (1.0x = "
             f"linear)"
         )
+    if args.no_startup:
+        return
     bare, cli_time = startup(max(args.repeat, 7))
     print(
         f"start-up: `oloproof --version` {cli_time:.3f}s median vs `python -c pass` {bare:.3f}s "

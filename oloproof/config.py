@@ -137,6 +137,23 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         evaluator = require_criterion(
             by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion"
         )
+        judged = evaluator.type == "judge"
+        if not judged and (rule.method == "ppi" or rule.measure is not None):
+            key, value = ("method", "ppi") if rule.method == "ppi" else ("measure", rule.measure)
+            raise ConfigError(
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.{key}",
+                f"{key} {value} applies to judge criteria only; '{rule.criterion}' ({evaluator.type}) has no judge",
+            )
+        if judged and rule.method in ("t", "bca"):
+            raise ConfigError(
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.method",
+                f"method {rule.method} does not carry a judge's errors; a rule on '{rule.criterion}' (judge) takes "
+                "method exact (double sampling) or ppi (prediction-powered, approximate)",
+            )
         if rule.method != "exact" and evaluator.type in PASS_FAIL_TYPES:
             raise ConfigError(
                 rule.source,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 INVALIDATING = (
     "leaked_cases",
     "judge_untrusted",
+    "labels_not_representative",
     "run_failed",
     "transform_declared",
     "transform_unlabelled",
@@ -78,6 +79,10 @@ def compute_interval(
     confidence = policy.confidence
     details: dict[str, object] = {}
     reasons: list[str] = []
+    if outcome.judged is not None or rule.method == "ppi":
+        from oloproof.judged import judged_rule_interval  # lazy: start-up
+
+        return judged_rule_interval(outcome, rule, policy, testset)
     if testset.has_groups:
         if outcome.kind != "binary":
             details["no_method"] = "no interval is implemented for scores on grouped cases"
@@ -114,8 +119,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     values = outcome.values
     n = int(values.size)
     missing = int(np.isnan(values).sum())
-    passes = float(np.nansum(values))
     interval, details, method_reasons = compute_interval(outcome, rule, policy, testset)
+    passes = float(details.get("judge_passes", np.nansum(values)))  # type: ignore[arg-type]
     reasons: list[str] = list(method_reasons)
     if missing:
         reasons.append("missing_outputs")
@@ -127,7 +132,7 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     effective_n = int(n_eff) if isinstance(n_eff, (int, float)) and math.isfinite(n_eff) else n
     resolution = (
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
-        if effective_n >= 1
+        if effective_n >= 1 and "advice" not in details  # a judge rule's width is set by its labels
         else None
     )
     codes: tuple[str, ...]
@@ -151,6 +156,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             resolution=resolution,
             details=details,
         )
+    if "assumption" in details:
+        sentence += f" (The interval {details['assumption']}.)"
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
@@ -199,6 +206,7 @@ def _verdict(
 
     answered = n - missing
     count = f"{int(passes)}/{answered}" if kind == "binary" else f"mean of {answered} scores"
+    count = str((details or {}).get("count", count))
     head = f"{rule.criterion} is {fmt(interval.estimate)} ({count}"
     head += f", {missing} missing)" if missing else ")"
     head += f", {interval_text(interval)}"
@@ -291,6 +299,12 @@ def _verdict(
                 f"even a perfect result needs at least {needed} cases, it has {n}."
             ),
         )
+    if isinstance(labels_advice := (details or {}).get("advice"), str):
+        return (
+            Verdict.INSUFFICIENT_EVIDENCE,
+            ("interval_straddles_threshold", *reasons),
+            f"{head} contains {relation} {threshold:g}: {labels_advice}.",
+        )
     advice = (
         f"this set resolves only distances of {resolution:.3f} or more from the threshold (80% power)"
         if resolution is not None and math.isfinite(resolution)
@@ -308,6 +322,13 @@ def _verdict(
 CLUSTERED_CAVEAT = (
     " (The clustered interval is approximate: where groups of unequal size are strongly correlated, ICC 0.2 or "
     "more, at pass rates of 0.90 to 0.95, its one-sided error was measured at about 3% against a nominal 2.5%.)"
+)
+
+
+# A regression guard on a judge criterion compares the judge's verdicts on both versions (docs/statistics.md).
+JUDGE_REGRESSION_CAVEAT = (
+    " These are the judge's verdicts on both versions, not people's: the interval does not carry the judge's errors "
+    "(a judge that passes some failures understates a drop)."
 )
 
 
@@ -445,7 +466,7 @@ def decide_regression(
     return RuleResult(
         verdict=verdict,
         reasons=tuple(reasons),
-        sentence=sentence + sizing,
+        sentence=sentence + sizing + (JUDGE_REGRESSION_CAVEAT if now.judged is not None else ""),
         interval=interval,
         passes=None,
         missing=len(paired.missing),

@@ -54,9 +54,15 @@ RULE = Obj(
             doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in (0, 1).",
         ),
         "method": Prop(
-            Scalar("str", enum=("exact", "t", "bca")),
+            Scalar("str", enum=("exact", "t", "bca", "ppi")),
             default="exact",
-            doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca).",
+            doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca); for a judge "
+            "criterion: exact (double sampling) or ppi (prediction-powered inference, approximate).",
+        ),
+        "measure": Prop(
+            Scalar("str", enum=("pass_rate", "mean_grade")),
+            doc="Judge criteria only: decide on people's pass rate (grades at or above pass_threshold; the default) "
+            "or on their mean grade (prediction-powered, approximate).",
         ),
         "description": Prop(Scalar("str"), doc="Free text shown beside the rule."),
     },
@@ -142,11 +148,12 @@ class Rule:
     kind: Literal["min", "max", "regression"]
     threshold: float  # min or max; for regression, max_drop
     baseline: str | None
-    method: Literal["exact", "t", "bca"]
+    method: Literal["exact", "t", "bca", "ppi"]
     description: str
     source: str  # file the rule was declared in
     line: int | None
     key_path: str
+    measure: Literal["pass_rate", "mean_grade"] | None = None  # judge criteria only; None: pass_rate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,6 +225,7 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         source=doc.path,
         line=doc.line(key_path),
         key_path=key_path,
+        measure=raw["measure"],
     )
 
 

@@ -59,6 +59,10 @@ REASONS: dict[str, str] = {
     "regex_timeout": "a pattern exceeded its time budget on some cases; those cases count as missing",
     "judge_untrusted": "the judge's agreement with human labels does not meet the policy's judges thresholds",
     "judge_failed": "the judge command crashed or timed out",
+    "labels_not_representative": (
+        "the judge passes the labelled cases at a different rate from the others (Fisher exact p < 0.001): the labels "
+        "are not a random sample of the test cases, or the judge can tell which cases are labelled"
+    ),
     "leaked_cases": "test cases were found in the training data: the evidence is invalid",
     "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",

@@ -185,13 +185,17 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
 
 def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
     """The gate's own inputs that this pull request adds or changes: release.yaml, the policy, the
-    seeds file and the test set. Lowering a threshold, pointing a baseline at a weaker run or
+    seeds file, the test set and the judges' human labels. Lowering a threshold, pointing a baseline at a weaker run or
     swapping the test set turns FAIL into PASS with no evidence forged; the gate cannot judge such a
     decision, so it names it for the reviewer."""
     if not trust.available:
         return []
     top = repository_top(release.base_dir)
     files = [release.file, release.policy_file, release.seeds_file, release.resolve(release.testset_path)]
+    # A judge's human labels are evidence its rules now rest on (issue 17): rewriting them is named too.
+    files += [
+        release.resolve(labels) for e in release.evaluators if isinstance(labels := getattr(e, "labels", None), str)
+    ]
     out: list[str] = []
     for path in dict.fromkeys(file for file in files if file is not None):
         relative = from_top(top, Path(path))

@@ -115,6 +115,16 @@ class EvalContext:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class JudgedEvidence:
+    """What a rule on a judge criterion needs beyond the judge's grades (``values``): people's
+    grades where they exist and which cases the system answered, aligned with ``values``."""
+
+    human: np.ndarray  # human grade per case, NaN where unlabelled
+    answered: np.ndarray  # bool: the system gave an output for the case
+    pass_threshold: float  # grade at or above which a case is a pass (judge's and people's)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CriterionOutcome:
     """Per-case outcomes of one criterion, aligned with ``testset.cases``.
 
@@ -132,6 +142,8 @@ class CriterionOutcome:
     # When set, values[i] belongs to case_ids[i], a subset of the test set in its order (e.g. the
     # cases a metamorphic transform changed); otherwise values align with testset.cases.
     case_ids: tuple[str, ...] | None = None
+    # Set by a judge: its rules estimate people's grade from the judge and the labels together.
+    judged: JudgedEvidence | None = None
 
 
 class Evaluator(Protocol):

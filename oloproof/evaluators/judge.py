@@ -1,16 +1,19 @@
-"""judge: a command grades outputs; it is trusted only if it agrees with people.
+"""judge: a command grades outputs; its rules estimate people's grade, with the judge's errors.
 
 The judge receives, per answered case, ``{"id", "input", "output", "expected"}`` as JSONL on
 stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
-in [0, 1]. Its grades decide rules only when its agreement with a human-labelled file
-(``{"id", "grade"}`` per line) meets the policy's ``judges`` thresholds: at least
-``min_labels`` labelled cases, the lower bound of the agreement interval at least
-``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
+in [0, 1]. A rule on its criterion is about *people's* pass rate (grade >= pass_threshold), or
+their mean grade with ``measure: mean_grade``, estimated from the judge on every case and the
+human-labelled file (``{"id", "grade"}`` per line) where it has a grade (``oloproof.judged``,
+``oloproof.stats.judged``); the outcome carries people's grades for that (``judged``).
+The judge is used at all only when its agreement with the labels meets the policy's ``judges``
+thresholds: at least ``min_labels`` labelled cases, the lower bound of the agreement interval at
+least ``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
 those they failed at least ``min_pass_agreement`` and ``min_fail_agreement`` (so a judge that
-always says "pass" is never trusted, however few cases people fail; too few human-failed
-labels to show it is itself a reason, with how many more are needed). Otherwise every rule on
-its criterion is INSUFFICIENT_EVIDENCE with ``judge_untrusted``. Agreement is measured on
-pass/fail (grade >= pass_threshold), with Cohen's kappa reported beside it.
+always says "pass" is refused, however few cases people fail; too few human-failed labels to
+show it is itself a reason, with how many more are needed). Otherwise every rule on its
+criterion is INSUFFICIENT_EVIDENCE with ``judge_untrusted``. Agreement is measured on pass/fail
+(grade >= pass_threshold), with Cohen's kappa reported beside it, as diagnostics.
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError, DataError
-from oloproof.evaluators.base import CriterionOutcome, EvalContext, EvaluatorKind, SpecError, Where, criterion_prop
+from oloproof.evaluators.base import (
+    CriterionOutcome,
+    EvalContext,
+    EvaluatorKind,
+    JudgedEvidence,
+    SpecError,
+    Where,
+    criterion_prop,
+)
 from oloproof.jsonl import iter_objects
 from oloproof.process import CommandNotFound, run_batches
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
@@ -84,6 +95,11 @@ class Judge:
             fractional = fractional or grade not in (0.0, 1.0)
             values[index] = grade
         agreement = self._agreement(ctx, values, labels)
+        human = np.full(len(cases), np.nan)
+        for index, case in enumerate(cases):
+            if case.id in labels:
+                human[index] = labels[case.id][0]
+        answered = np.array([case.id in ctx.outputs for case in cases], dtype=bool)
         reasons: list[str] = []
         problems: list[str] = []
         if collected.failure is not None:
@@ -100,6 +116,7 @@ class Judge:
             reasons=tuple(reasons),
             problems=tuple(problems),
             details={"judge": agreement},
+            judged=JudgedEvidence(human=human, answered=answered, pass_threshold=self.pass_threshold),
         )
 
     def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
@@ -272,9 +289,14 @@ KIND = EvaluatorKind(
             ),
             "batch_size": Prop(Scalar("int", minimum=1), default=100, doc="Cases per judge call."),
             "pass_threshold": Prop(
-                Scalar("number", minimum=0.0, maximum=1.0),
+                Scalar(
+                    "number",
+                    exclusive_minimum=0.0,
+                    maximum=1.0,
+                    why="pass_threshold 0 counts every grade, even 0, as a pass, so no rule on the judge could fail",
+                ),
                 default=0.5,
-                doc="Grade at or above which a case counts as a pass for agreement.",
+                doc="Grade at or above which a case counts as a pass, for people and the judge alike; in (0, 1].",
             ),
         },
         doc="Grades from a command, trusted only when they agree with human labels.",

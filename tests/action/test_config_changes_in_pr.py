@@ -69,3 +69,30 @@ def test_failing_cases_removed_in_a_pull_request_are_said_even_when_the_note_is_
     result = pull_request(action, base)(**{"github-token": "", "fail-on": "BLOCKED, FAIL"})
     assert "15 cases removed since the last gate" in result.summary, result.summary
     assert "all of them were failures" in result.summary
+
+
+def test_rewritten_judge_labels_are_named(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a judge rule's interval rests on the human labels; a pull request that turns
+    # people's failures into passes forges no run, so the reviewer must be told.
+    import json
+    import sys
+
+    from tests.conftest import FIXTURES
+
+    root = action.workspace
+    (root / "judge.py").write_text((FIXTURES / "judge_system.py").read_text())
+    labels = root / "data" / "judge-labels.jsonl"
+    labels.parent.mkdir(parents=True, exist_ok=True)
+    labels.write_text("".join(json.dumps({"id": f"c{i:05d}", "grade": i < 85}) + "\n" for i in range(100)))
+    release = root / "release.yaml"
+    command = json.dumps([sys.executable, "judge.py"])
+    text = release.read_text().replace(
+        "evaluators:\n", f"evaluators:\n  - {{type: judge, command: {command}, labels: data/judge-labels.jsonl}}\n"
+    )
+    release.write_text(text)
+    base = base_branch(action, monkeypatch)
+    check, _, _ = pr_row(action, base)
+    assert not [line for line in check["lines"] if "judge-labels" in str(line)]  # type: ignore[union-attr]
+    labels.write_text("".join(json.dumps({"id": f"c{i:05d}", "grade": True}) + "\n" for i in range(100)))
+    check, summary, _ = pr_row(action, base)
+    assert "data/judge-labels.jsonl is changed by this pull request" in summary

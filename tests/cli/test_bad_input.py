@@ -66,7 +66,7 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
         ("min: 0.8", "min: 0.8x", "release.yaml:10: policy.rules[0].min: expected a number, got '0.8x'"),
         ("min: 0.8", "min: .nan", "release.yaml:10: policy.rules[0].min: expected a finite number, got nan"),
         ("min: 0.8", "mn: 0.8",
-         "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, criterion, description, id, max, max_drop, method, min"),
+         "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min"),
         ("min: 0.8", "min: 0.8, max: 0.9", "release.yaml:10: policy.rules[0]: a rule needs exactly one of min, max, or baseline with max_drop; got min, max"),
         ("criterion: correct", "criterion: corect",
          "release.yaml:10: policy.rules[0].criterion: no evaluator provides criterion 'corect' (did you mean 'correct'?); available: correct"),
@@ -107,7 +107,7 @@ def test_errors_in_a_policy_file_name_that_file(project: Project, capsys: pytest
     (project.root / "policy.yaml").write_text("confidence: 0.95\nrules:\n  - {id: a, criterion: correct, min: 0.8, maxx: 1}\n")
     release = BASE.replace("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: policy.yaml\n")
     message = gate_error(project, release, capsys)
-    assert message == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, criterion, description, id, max, max_drop, method, min"
+    assert message == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min"
 
 
 def test_missing_and_empty_and_non_utf8_config(project: Project, capsys: pytest.CaptureFixture[str]) -> None:

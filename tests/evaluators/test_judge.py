@@ -384,7 +384,9 @@ def test_missing_labels_file_is_an_error(
 # Score grades
 
 
-def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interval(project: Project) -> None:
+def test_fractional_grades_are_binarised_at_the_pass_threshold(project: Project) -> None:
+    # Issue 17: a rule on a judge criterion is about people's pass rate unless it says
+    # measure: mean_grade. Every case is labelled here, so people's 60/72 decide (Clopper–Pearson).
     says = [0.9, 0.95, 1.0, 0.85, 0.7, 0.2] * 12  # 12 cases people fail (0.2), as trust needs
     humans = {i: grade >= 0.5 for i, grade in enumerate(says)}
     judge_project(project, says, humans, rules="  - {id: judged, criterion: judge_pass, min: 0.6}")
@@ -393,25 +395,36 @@ def test_fractional_grades_make_a_score_criterion_with_the_exact_betting_interva
     assert criterion["kind"] == "score" and criterion["missing"] == 0
     assert criterion["details"]["judge"]["trusted"] is True
     rule = data["rules"][0]
-    seed = order_seed(data["testset"]["digest"])
-    assert rule["details"]["seed"] == seed and f"seed {seed})" in rule["sentence"]
-    reference = bounded_mean_betting(np.array(says), confidence=0.95, seed=seed)
-    assert rule["interval"]["method"] == reference.method == "betting-wsr"
-    assert rule["interval"]["approximate"] is False
-    assert rule["interval"]["estimate"] == pytest.approx(np.mean(says))
+    reference = clopper_pearson(60, 72, confidence=0.95)
+    assert rule["interval"]["method"] == "clopper-pearson" and rule["interval"]["approximate"] is False
+    assert rule["interval"]["estimate"] == pytest.approx(60 / 72) and rule["passes"] == 60
     assert rule["interval"]["low"] == pytest.approx(reference.low) and rule["interval"]["high"] == pytest.approx(reference.high)
     assert rule["verdict"] == "PASS" and code == ExitCode.PASS
 
 
-def test_score_grades_with_missing_cases_count_them_against_the_lower_bound(project: Project) -> None:
-    # 33 graded (0.9, 0.7, 0.1, ...) before the judge crashes, 9 missing. The 33 agree with people
+def test_a_mean_grade_rule_with_every_case_labelled_uses_the_betting_interval_on_people_s_grades(project: Project) -> None:
+    says = [0.9, 0.95, 1.0, 0.85, 0.7, 0.2] * 12
+    humans = {i: round(grade - 0.05, 2) for i, grade in enumerate(says)}  # people grade a little lower
+    judge_project(project, says, humans, rules="  - {id: judged, criterion: judge_pass, min: 0.6, measure: mean_grade}")
+    code, data = report(project)
+    rule = data["rules"][0]
+    seed = order_seed(data["testset"]["digest"])
+    reference = bounded_mean_betting(np.array(list(humans.values())), confidence=0.95, seed=seed)
+    assert rule["details"]["seed"] == seed and f"seed {seed})" in rule["sentence"]
+    assert rule["interval"]["method"] == reference.method == "betting-wsr"
+    assert rule["interval"]["estimate"] == pytest.approx(np.mean(says) - 0.05)
+    assert rule["interval"]["low"] == pytest.approx(reference.low) and rule["interval"]["high"] == pytest.approx(reference.high)
+    assert rule["verdict"] == "PASS" and code == ExitCode.PASS
+
+
+def test_grades_with_missing_cases_count_them_against_the_lower_bound(project: Project) -> None:
+    # 33 graded (0.9, 0.7, 0.1, ...) before the judge crashes, 9 ungraded. The 33 agree with people
     # (33 >= min_labels 20, lower bound 0.025 ** (1/33) = 0.894 >= 0.8; 11 of them people fail,
-    # 0.025 ** (1/11) = 0.715 >= 0.7), so the judge is trusted, and the missing 9 count as 0 for
-    # the lower bound and 1 for the upper (SPEC §3.3): the interval reaches below the answered
-    # mean 0.567 and above the all-missing-passed mean 0.660.
+    # 0.025 ** (1/11) = 0.715 >= 0.7), so the judge is trusted. Only the 33 are labelled, so the
+    # double-sampling interval decides, the 9 ungraded cases in the judge-fail stratum for the lower
+    # bound and the judge-pass one for the upper: it reaches below the 22/42 that counts them as
+    # failures and above the 31/42 that counts them as passes.
     says = [0.9, 0.7, 0.1] * 14
-    # Labels only for the 33 cases graded before the crash (an ungraded labelled case would
-    # count as a disagreement; that is tested below).
     humans = {i: says[i] >= 0.5 for i in range(33)}
     judge_project(project, says, humans, judge_args=["--crash-after", "33"], rules="  - {id: judged, criterion: judge_pass, min: 0.6}")
     code, data = report(project)
@@ -419,8 +432,9 @@ def test_score_grades_with_missing_cases_count_them_against_the_lower_bound(proj
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is True
     rule = data["rules"][0]
     assert rule["missing"] == 9 and {"judge_failed", "missing_outputs"} <= set(rule["reasons"])
-    assert rule["interval"]["method"] == "betting-wsr" and rule["interval"]["approximate"] is False
-    assert rule["interval"]["low"] < 0.567 and rule["interval"]["high"] > 0.66
+    assert rule["interval"]["method"] == "judge-double-sampling-clopper-pearson-bonferroni"
+    assert rule["interval"]["approximate"] is False
+    assert rule["interval"]["low"] < 22 / 42 and rule["interval"]["high"] > 31 / 42
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
 
 

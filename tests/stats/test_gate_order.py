@@ -3,7 +3,9 @@
 A trusted judge grades 150 cases 1.0 and 150 cases 0.76 (mean 0.88). Written easy-first, the
 one-order betting interval put its lower bound at 0.952, pulled back to the estimate 0.88, so a
 `min: 0.88` rule PASSed on the point estimate; written hard-first it gave 0.855. Now both files
-give the same interval, with the seed printed, and the rule is not PASSed.
+give the same interval, with the seed printed, and the rule is not PASSed. (Issue 17: a judge rule
+is about the pass rate unless it says ``measure: mean_grade``; every case is labelled here, so the
+betting interval runs on people's grades, which equal the judge's.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def _write(project: Project, cases: list[dict[str, object]]) -> None:
     labels.write_text("".join(json.dumps({"id": c["id"], "grade": c["judge_says"]}) + "\n" for c in cases), encoding="utf-8")
     command = json.dumps([sys.executable, str(JUDGE)])
     project.write(
-        cases=cases, rules="  - {id: judged, criterion: judge_pass, min: 0.88}",
+        cases=cases, rules="  - {id: judged, criterion: judge_pass, min: 0.88, measure: mean_grade}",
         evaluators=f"  - {{type: judge, command: {command}, labels: data/labels.jsonl, pass_threshold: 0.8}}",
     )
 
