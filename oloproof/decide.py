@@ -450,7 +450,8 @@ def decide_regression(
     else:
         reasons.insert(0, "interval_straddles_threshold")
         verdict = Verdict.INSUFFICIENT_EVIDENCE
-        sentence = f"{head} contains a drop of {rule.threshold:g}{moved}; add cases to settle it."
+        more = "groups" if paired.clustered else "cases"  # grouped cases: only more groups narrow it
+        sentence = f"{head} contains a drop of {rule.threshold:g}{moved}; add {more} to settle it."
     details = {
         "b": paired.b,
         "c": paired.c,

@@ -235,6 +235,6 @@ def _decide(
         resolution = "" if paired.resolution is None else f" (this set resolves about {paired.resolution:.3f})"
         sentence = (
             f"the interval [{interval.low:+.3f}, {interval.high:+.3f}] contains {floor:+g}: it cannot tell whether "
-            f"the change is {wanted}{resolution}; add cases to settle it"
+            f"the change is {wanted}{resolution}; add {'groups' if paired.clustered else 'cases'} to settle it"
         )
     return Decision(kind=kind, threshold=threshold, verdict=verdict, reasons=(code, *reasons), sentence=sentence)

@@ -95,6 +95,9 @@ def test_the_guard_on_a_grouped_set_does_not_pass_when_approximate_methods_are_a
     assert rule["interval"]["low"] == pytest.approx(-0.2293753375, abs=1e-9)
     assert rule["interval"]["high"] == pytest.approx(0.1184495348, abs=1e-9)
     assert rule["reasons"][0] == "interval_straddles_threshold"
+    assert (
+        rule["sentence"].rstrip().endswith("add groups to settle it.") or "add groups to settle it." in rule["sentence"]
+    )
 
 
 def test_the_guard_on_a_grouped_set_passes_with_its_caveat_when_nothing_moved(project: Project) -> None:
@@ -161,7 +164,7 @@ def test_compare_on_a_grouped_set_decides_when_approximate_methods_are_allowed(p
     assert data["paired"]["approximate"]["low"] == pytest.approx(-0.0192186006, abs=1e-9)
     build(project, policy_extra=APPROXIMATE)
     code, data = compare(project, "--max-drop", "0.10")
-    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and data["decision"]["sentence"].endswith("; add groups to settle it")
 
 
 def test_the_json_of_a_grouped_comparison_is_one_shape(project: Project, tmp_path: Path) -> None:
