@@ -9,7 +9,12 @@ improvement (the reverse) from a Dirichlet distribution with means (r, i) and co
 has the means). Its cases then move independently at those probabilities. The true difference
 new − old is i − r, set equal to −max_drop: the guard must not PASS (lower bound ≥ −max_drop)
 more than 2.5% of the time. Group sizes: all 5, all 20, uniform on 2–50, or "skewed" (2–50, most
-groups small and a few large: sizes 2 + ⌊48·u³⌋).
+groups small and a few large: sizes 2 + ⌊48·u³⌋), or "giant" (one group holding 200 cases beside
+G − 1 single cases: the audit of issue 17).
+
+The column "gate PASS" is what the gate does: a false PASS needs the lower limit above the truth
+*and* enough groups to decide (at least 30, counted and by size: ``too_few_groups``); the other
+columns measure the limit alone.
 
 For each regime it prints how often the 95% lower limit lies above the truth (a false PASS of
 the guard; ``--trials``) and the upper limit below it (``--melded-trials``, fewer: it is slow),
@@ -35,13 +40,14 @@ import time
 import numpy as np
 from scipy import special, stats
 
+from oloproof.stats.clustered import groups_by_size, too_few_groups
 from oloproof.stats.clustered_paired import cluster_t, clustered_paired_difference, effective_limit
 from oloproof.stats.gap import mover_difference
 from oloproof.stats.interval import Interval
 from oloproof.stats.paired import paired_difference
 
 TAIL = 0.025
-SIZES = ("5", "20", "2-50", "skewed")
+SIZES = ("5", "20", "2-50", "skewed", "giant")
 
 
 def sizes_for(kind: str, groups: int, rng: np.random.Generator) -> np.ndarray:
@@ -49,6 +55,8 @@ def sizes_for(kind: str, groups: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(2, 51, groups)
     if kind == "skewed":
         return 2 + np.floor(48 * rng.random(groups) ** 3).astype(np.int64)
+    if kind == "giant":
+        return np.array([200] + [1] * (groups - 1))
     return np.full(groups, int(kind))
 
 
@@ -92,22 +100,25 @@ def flag(count: int, trials: int) -> str:
 
 def guard_table(trials: int, melded_trials: int, rng: np.random.Generator, regimes: list[tuple[float, float]]) -> None:
     print(
-        "| r, i | groups | sizes | ICC | false PASS (low > Δ) | upper miss (high < Δ) | t: false PASS "
+        "| r, i | groups | sizes | ICC | false PASS (low > Δ) | gate PASS | upper miss (high < Δ) | t: false PASS "
         "| melded, groups ignored: false PASS |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (r, i), groups, kind, icc in itertools.product(regimes, (10, 30, 40, 100), SIZES, (0.0, 0.1, 0.25, 0.5)):
         truth = i - r
-        low_miss = high_miss = t_miss = melded_miss = 0
+        low_miss = gate_miss = high_miss = t_miss = melded_miss = 0
         for trial in range(trials):
             d, codes = draw(groups, kind, icc, r, i, rng)
-            low_miss += shipped(d, codes, groups, upper=False) > truth
+            above = shipped(d, codes, groups, upper=False) > truth
+            low_miss += above
+            gate_miss += above and not too_few_groups(groups, groups_by_size(np.bincount(codes)))
             t_miss += t_limits(d, codes, groups)[1] > truth
             if trial < melded_trials:
                 high_miss += shipped(d, codes, groups, upper=True) < truth
                 melded_miss += melded(d).low > truth
         print(
             f"| {r:.2f}, {i:.2f} | {groups} | {kind} | {icc:g} | {low_miss / trials:.3f}{flag(low_miss, trials)} | "
+            f"{gate_miss / trials:.3f}{flag(gate_miss, trials)} | "
             f"{high_miss / melded_trials:.3f}{flag(high_miss, melded_trials)} | {t_miss / trials:.3f} | "
             f"{melded_miss / melded_trials:.3f} |"
         )

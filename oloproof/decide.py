@@ -44,6 +44,16 @@ INCOMPLETE = ("missing_outputs",)
 MIN_CLUSTERS = 30
 
 
+def _few_groups(details: dict[str, object] | None) -> str:
+    from oloproof.stats.clustered import few_groups_text  # lazy: start-up
+
+    facts = details or {}
+    groups, by_size = facts.get("n_clusters"), facts.get("groups_by_size")
+    if not isinstance(groups, int) or not isinstance(by_size, float):
+        return f"with fewer than {MIN_CLUSTERS} groups"
+    return few_groups_text(groups, by_size)
+
+
 def unfit_for_review(reasons: Sequence[str]) -> str:
     """Why evidence with these reason codes cannot go to a manual review ("" when it can)."""
     invalid = [code for code in reasons if code in INVALIDATING]
@@ -90,7 +100,9 @@ def compute_interval(
             return None, details, reasons
         groups = [case.group if case.group is not None else f"\0{case.id}" for case in testset.cases]
         result = clustered.clustered_proportion(values, groups, confidence=confidence)
-        details.update(n_clusters=result.n_clusters, n_eff=result.n_eff, ceiling=result.ceiling)
+        details.update(
+            n_clusters=result.n_clusters, groups_by_size=result.by_size, n_eff=result.n_eff, ceiling=result.ceiling
+        )
         if result.few_clusters:
             reasons.append("few_clusters")
         return result.interval, details, reasons
@@ -246,10 +258,7 @@ def _verdict(
         return (
             Verdict.MANUAL_REVIEW,
             tuple(reasons),
-            (
-                f"{head}; with fewer than {MIN_CLUSTERS} groups the clustered interval is not trustworthy: review by "
-                f"hand or add groups."
-            ),
+            f"{head}; {_few_groups(details)} the clustered interval is not trustworthy: review by hand or add groups.",
         )
     side = side_of(rule.kind, threshold, interval)
     caveat = CLUSTERED_CAVEAT if interval.method.startswith("clustered") else ""

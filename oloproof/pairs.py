@@ -107,6 +107,7 @@ class Pairing:
             if self.clustered is None
             else {
                 "groups": self.clustered.n_clusters,
+                "groups_by_size": self.clustered.by_size,
                 "se": self.clustered.se if math.isfinite(self.clustered.se) else None,
                 "df": self.clustered.df,
                 "n_eff": self.clustered.n_eff,
@@ -231,7 +232,7 @@ def grouped_review(
     (MANUAL_REVIEW otherwise) and only on ``MIN_CLUSTERS`` groups or more (``few_clusters``), as
     the clustered pass-rate rule does; a manual review needs every output (INSUFFICIENT_EVIDENCE).
     """
-    from oloproof.stats.clustered import MIN_CLUSTERS  # lazy: start-up
+    from oloproof.stats.clustered import few_groups_text  # lazy: start-up
 
     grouped = paired.clustered
     if grouped is None:
@@ -259,8 +260,8 @@ def grouped_review(
     return (
         Verdict.MANUAL_REVIEW,
         codes,
-        f"with {grouped.n_clusters} groups, fewer than {MIN_CLUSTERS}, the clustered paired interval is not "
-        "trustworthy: review by hand or add groups",
+        f"{few_groups_text(grouped.n_clusters, grouped.by_size)}, the clustered paired interval is not trustworthy: "
+        "review by hand or add groups",
     )
 
 

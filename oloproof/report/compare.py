@@ -47,6 +47,8 @@ def _run_line(label: str, ref: str, record: RunRecord, passes: int, n: int) -> s
 
 
 def lines(comparison: Comparison) -> list[str]:
+    from oloproof.stats.clustered import few_groups_text  # lazy: start-up
+
     paired, n = comparison.pairing, len(comparison.ids)
     agree = n - paired.discordant
     out = [
@@ -63,7 +65,11 @@ def lines(comparison: Comparison) -> list[str]:
             if paired.clustered is None
             else [
                 f"  {interval_points(paired.decisive)} on {paired.clustered.n_clusters} groups"
-                + (" (fewer than 30: not trustworthy)" if paired.clustered.few_clusters else ""),
+                + (
+                    f" ({few_groups_text(paired.clustered.n_clusters, paired.clustered.by_size)}: not trustworthy)"
+                    if paired.clustered.few_clusters
+                    else ""
+                ),
                 "  the set declares groups: cases of one group move together, so no exact paired interval applies",
             ]
         ),

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from scipy import special
 
 from oloproof.stats._validate import check_confidence
-from oloproof.stats.clustered import MIN_CLUSTERS, MIN_DF
+from oloproof.stats.clustered import MIN_DF, groups_by_size, too_few_groups
 from oloproof.stats.interval import Interval
 from oloproof.stats.paired import melded_limit
 
@@ -68,7 +68,9 @@ class ClusteredPaired:
 
     ``se`` and ``df`` are the lower limit's (missing outputs counted against the new version);
     ``n_eff`` the number of independent cases with the same variance of the difference (the
-    design effect applied to n, at most n); ``few_clusters`` is True below ``MIN_CLUSTERS``.
+    design effect applied to n, at most n); ``by_size`` the effective number of groups given their
+    sizes (``oloproof.stats.clustered.groups_by_size``); ``few_clusters`` is True below
+    ``MIN_CLUSTERS`` groups, counted either way.
     """
 
     interval: Interval
@@ -78,6 +80,7 @@ class ClusteredPaired:
     df: float
     n_eff: float
     few_clusters: bool
+    by_size: float = 0.0
 
 
 def cluster_t(differences: Sequence[int], cluster: Sequence[int], n_clusters: int) -> tuple[float, float, float]:
@@ -166,7 +169,9 @@ def clustered_paired_difference(
     point = sum(answered) / len(answered) if answered else 0.0
     if g < 2:  # one group is one observation: it says nothing about the spread
         whole = Interval(estimate=point, low=-1.0, high=1.0, level=level, method=METHOD, approximate=True)
-        return ClusteredPaired(interval=whole, n=n, n_clusters=g, se=math.inf, df=0.0, n_eff=1.0, few_clusters=True)
+        return ClusteredPaired(
+            interval=whole, n=n, n_clusters=g, se=math.inf, df=0.0, n_eff=1.0, few_clusters=True, by_size=float(g)
+        )
     against = [_imputed(o, w, against_new=True) for o, w in zip(old, new, strict=True)]
     favour = [_imputed(o, w, against_new=False) for o, w in zip(old, new, strict=True)]
     low_side = _side(against, cluster, g, level, upper=False)
@@ -176,6 +181,10 @@ def clustered_paired_difference(
         low, high = min(low, floor.low), max(high, floor.high)
     low, high = max(-1.0, low), min(1.0, high)
     se_low, df_low, n_eff = low_side.se, low_side.df, low_side.n_eff
+    sizes = [0] * g
+    for code in cluster:
+        sizes[code] += 1
+    by_size = groups_by_size(sizes)
     df_high = high_side.df
     return ClusteredPaired(
         interval=Interval(
@@ -191,5 +200,6 @@ def clustered_paired_difference(
         se=se_low,
         df=min(df_low, df_high),
         n_eff=n_eff,
-        few_clusters=g < MIN_CLUSTERS,
+        few_clusters=too_few_groups(g, by_size),
+        by_size=by_size,
     )

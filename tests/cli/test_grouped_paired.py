@@ -168,5 +168,5 @@ def test_compare_on_a_grouped_set_decides_when_approximate_methods_are_allowed(p
 def test_the_json_of_a_grouped_comparison_is_one_shape(project: Project, tmp_path: Path) -> None:
     build(project)
     _, data = compare(project)
-    assert set(data["paired"]["clustered"]) == {"groups", "se", "df", "n_eff", "few_clusters"}
+    assert set(data["paired"]["clustered"]) == {"groups", "groups_by_size", "se", "df", "n_eff", "few_clusters"}
     assert data["paired"]["clustered"]["few_clusters"] is False
