@@ -53,6 +53,7 @@ def _binding(details: dict[str, object], judged: JudgedEvidence) -> None:
     file = judged.labels_file
     said: list[str] = []
     if stale:
+        details["count"] = f"{details['count']}, {stale} of them stale"
         said.append(
             f"does not use {stale} label(s) in {file} that graded another output than this run's for their case "
             "(stale): those cases count as people's failures for the lower bound and passes for the upper; label "

@@ -162,24 +162,20 @@ def bind(
     bound = Bound(current={}, n_lines=sum(len(found) for found in labels.values()))
     for case_id, found in sorted(labels.items(), key=lambda item: item[1][0].line):
         output = outputs.get(case_id)
+        if output is None:  # nothing of this run for the label to describe (a gate's preflight has no outputs)
+            bound.no_output.append(case_id)
+            continue
         unbound = [label for label in found if label.digest is None]
         if unbound and not allow_unbound:
-            where = (
-                f'this run\'s output{outputs_of} for \'{case_id}\' is "output_sha256": "{output_digest(output)}"'
-                if output is not None
-                else f"this run{outputs_of} has no output for '{case_id}'"
-            )
             raise DataError(
                 shown,
                 unbound[0].line,
                 f"the label for case '{case_id}' does not say which output it graded, so it may describe another "
-                'version\'s output: add "output_sha256" (or "output") for the output the person graded '
-                f"({where}); or set policy.judges.unbound_labels: allow to take unbound labels as grades of this "
-                "run's outputs (every report then says so)",
+                "version's output: add \"output_sha256\" (or \"output\") for the output the person graded "
+                f"(this run's output{outputs_of} for '{case_id}' is \"output_sha256\": \"{output_digest(output)}\"); "
+                "or set policy.judges.unbound_labels: allow to take unbound labels as grades of this run's outputs "
+                "(every report then says so)",
             )
-        if output is None:
-            bound.no_output.append(case_id)
-            continue
         digest = output_digest(output)
         match = [label for label in found if label.digest == digest] or unbound
         if not match:

@@ -32,7 +32,7 @@ in ``ppi_py.ppi_mean_ci`` (the tests pin its values). It works on scores too (a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -301,7 +301,17 @@ def judged_interval(
             lower=_side_json(result.low),
             upper=_side_json(result.high),
         )
-        return result.interval, details
+        interval = result.interval
+        if (labelled & ~known).any():
+            # The estimate from the grades that are known (the bounds take the worst case for the others).
+            guess = double_sampling(
+                _verdicts(judge, graded, pass_threshold),
+                np.where(known, _human_verdicts(human, pass_threshold), np.nan),
+                answered,
+                confidence=confidence,
+            ).interval.estimate
+            interval = replace(interval, estimate=min(max(guess, interval.low), interval.high))
+        return interval, details
     if n_labelled < 2:
         details["no_method"] = "PPI needs at least 2 labelled cases"
         return None, details
