@@ -185,7 +185,8 @@ class Judge:
         }
         if n == 0:
             result.update(
-                trusted=False, why="no label of this run's outputs was graded by the judge, so its agreement with people is unknown"
+                trusted=False,
+                why="no label of this run's outputs was graded by the judge, so its agreement with people is unknown",
             )
             return result
         measured = judge_agreement(judge_pass, human_pass, confidence=ctx.policy.confidence)

@@ -171,8 +171,8 @@ def bind(
                 shown,
                 unbound[0].line,
                 f"the label for case '{case_id}' does not say which output it graded, so it may describe another "
-                "version's output: add \"output_sha256\" (or \"output\") for the output the person graded "
-                f"(this run's output{outputs_of} for '{case_id}' is \"output_sha256\": \"{output_digest(output)}\"); "
+                'version\'s output: add "output_sha256" (or "output") for the output the person graded '
+                f'(this run\'s output{outputs_of} for \'{case_id}\' is "output_sha256": "{output_digest(output)}"); '
                 "or set policy.judges.unbound_labels: allow to take unbound labels as grades of this run's outputs "
                 "(every report then says so)",
             )

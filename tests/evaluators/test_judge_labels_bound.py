@@ -127,7 +127,7 @@ def test_a_stale_label_counts_as_the_worst_case_for_its_case(project: Project, e
     write_labels(project, v1_labels())
     rule = RULE.replace("min: 0.8", "min: 0.8" + extra)
     build(project, version="v2", changed=changed, rules=rule, policy="  allow_approximate_methods: true\n")
-    code, data = report(project)
+    _, data = report(project)
     stale = data["rules"][0]
     assert stale["details"]["stale_labels"] == 12 and "stale_labels" in stale["reasons"]
     assert data["criteria"]["judge_pass"]["details"]["judge"]["n_compared"] == 488
