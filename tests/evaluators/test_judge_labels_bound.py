@@ -151,12 +151,17 @@ def test_a_stale_label_counts_as_the_worst_case_for_its_case(project: Project, e
 def test_labels_of_several_versions_sit_side_by_side(project: Project) -> None:
     # One label per output: the file keeps v1's and v2's grades; each run uses the ones of its outputs,
     # so a regression guard's baseline (v1) is judged with v1's labels.
-    labels = v1_labels() + [judge_label(cid(i), HUMAN[i], v2_output(i)) for i in LABELLED]
-    write_labels(project, labels)
+    v2_labels = [judge_label(cid(i), HUMAN[i], v2_output(i)) for i in LABELLED]
+    write_labels(project, v1_labels())
     build(project)
     assert report(project)[1]["rules"][0]["verdict"] == "PASS"
     guard = "  - {id: no_drop, criterion: judge_pass, baseline: 'version:v1', max_drop: 0.05}"
     build(project, version="v2", changed=("all",), rules=RULE + "\n" + guard)
+    write_labels(project, v2_labels)  # v1's labels replaced: the baseline's judge has no label of its outputs
+    _, data = report(project)
+    assert data["rules"][0]["verdict"] == "PASS"
+    assert data["rules"][1]["verdict"] == "INSUFFICIENT_EVIDENCE" and "judge_untrusted" in data["rules"][1]["reasons"]
+    write_labels(project, v1_labels() + v2_labels)
     code, data = report(project)
     judged, no_drop = data["rules"]
     assert judged["verdict"] == "PASS" and judged["details"]["stale_labels"] == 0
@@ -251,6 +256,7 @@ def test_unbound_labels_takes_refuse_or_allow(project: Project, run_cli: Any, ca
         ),
         ({"id": "c0000", "grade": 1, "output_sha": "x"}, "case 'c0000': unknown key 'output_sha' (did you mean 'output_sha256'?)"),
         (judge_label("c0000", 0), "duplicate label for case 'c0000' (first on line 1, for the same output)"),
+        ({"id": "c0000", "grade": 0}, "duplicate label for case 'c0000' (first on line 1)"),
     ],
 )
 def test_bad_bindings_name_the_file_and_line(
@@ -289,5 +295,25 @@ def test_the_documented_command_writes_bound_labels_from_a_run(project: Project)
     }
     # People grade half of them (a random half: every other case), the rest is left out.
     write_labels(project, [{**line, "grade": HUMAN[i]} for i, line in enumerate(template) if i % 2 == 0])
+    _, data = report(project)
+    assert data["rules"][0]["details"]["stale_labels"] == 0 and data["rules"][0]["verdict"] == "PASS"
+
+
+def test_a_label_moved_to_another_case_with_the_same_output_is_stale(project: Project) -> None:
+    # The digest covers the output's id: c0002's output is {"id": "c0002", "label": 1}, the same answer
+    # as c0000's, but a grade of c0000's output copied onto c0002 did not grade it.
+    labels = v1_labels()
+    labels[1] = {**labels[0], "id": "c0002"}
+    write_labels(project, labels)
+    build(project)
+    _, data = report(project)
+    assert data["rules"][0]["details"]["stale_labels"] == 1
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["stale_label_ids"] == ["c0002"]
+
+
+def test_an_upper_case_digest_is_the_same_digest(project: Project) -> None:
+    labels = [{**label, "output_sha256": "sha256:" + label["output_sha256"][7:].upper()} for label in v1_labels()]
+    write_labels(project, labels)
+    build(project)
     _, data = report(project)
     assert data["rules"][0]["details"]["stale_labels"] == 0 and data["rules"][0]["verdict"] == "PASS"
