@@ -4,8 +4,10 @@ The judge receives, per answered case, ``{"id", "input", "output", "expected"}``
 stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
 in [0, 1]. A rule on its criterion is about *people's* pass rate (grade >= pass_threshold), or
 their mean grade with ``measure: mean_grade``, estimated from the judge on every case and the
-human-labelled file (``{"id", "grade"}`` per line) where it has a grade (``oloproof.judged``,
-``oloproof.stats.judged``); the outcome carries people's grades for that (``judged``).
+human-labelled file (``{"id", "grade", "output_sha256"}`` per line) where it has a grade of this
+run's output (``oloproof.evaluators.judge_labels``: a label of another output is stale and not
+used; one that names no output is refused unless the policy allows it), as ``oloproof.judged``
+and ``oloproof.stats.judged`` compute; the outcome carries people's grades for that (``judged``).
 The judge is used at all only when its agreement with the labels meets the policy's ``judges``
 thresholds: at least ``min_labels`` labelled cases, the lower bound of the agreement interval at
 least ``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
@@ -294,7 +296,10 @@ KIND = EvaluatorKind(
                 doc="Grading command (split like a shell would, but never run through one).",
             ),
             "labels": Prop(
-                Scalar("str", nonempty=True), required=True, doc="JSONL of human grades: {id, grade} per line."
+                Scalar("str", nonempty=True),
+                required=True,
+                doc="JSONL of human grades: {id, grade, output_sha256 (or output)} per line, each bound to the output "
+                "it graded.",
             ),
             "criterion": criterion_prop("judge_pass"),
             "timeout_s": Prop(
