@@ -120,9 +120,22 @@ POLICY = Obj(
                         default=0.7,
                         doc="Lower bound of the share of human-failed cases the judge also fails; in (0, 1).",
                     ),
+                    # A label without output_sha256/output may describe another version's output.
+                    "unbound_labels": Prop(
+                        Scalar("str", enum=("refuse", "allow")),
+                        default="refuse",
+                        doc="Human labels that do not say which output they graded: refuse (an error naming the "
+                        "line) or allow (taken as grades of this run's outputs, and every report says so).",
+                    ),
                 }
             ),
-            default={"min_agreement": 0.9, "min_labels": 50, "min_pass_agreement": 0.7, "min_fail_agreement": 0.7},
+            default={
+                "min_agreement": 0.9,
+                "min_labels": 50,
+                "min_pass_agreement": 0.7,
+                "min_fail_agreement": 0.7,
+                "unbound_labels": "refuse",
+            },
             doc="When a judge command may grade outputs.",
         ),
         "seed": Prop(
@@ -162,6 +175,7 @@ class JudgePolicy:
     min_labels: int
     min_pass_agreement: float
     min_fail_agreement: float
+    unbound_labels: Literal["refuse", "allow"] = "refuse"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,6 +208,7 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
             min_labels=int(judges["min_labels"]),
             min_pass_agreement=float(judges["min_pass_agreement"]),
             min_fail_agreement=float(judges["min_fail_agreement"]),
+            unbound_labels=judges["unbound_labels"],
         ),
         seed=int(data["seed"]),
         rules=tuple(rules),

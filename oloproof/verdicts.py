@@ -63,6 +63,14 @@ REASONS: dict[str, str] = {
         "the judge passes the labelled cases at a different rate from the others (Fisher exact p < 0.001): the labels "
         "are not a random sample of the test cases, or the judge can tell which cases are labelled"
     ),
+    "stale_labels": (
+        "some human labels graded another output than this run's for their case: their grades are not used, and "
+        "those cases count as people's failures for the lower bound and passes for the upper"
+    ),
+    "unbound_labels": (
+        "some human labels do not say which output they graded and were assumed to grade this run's outputs "
+        "(policy.judges.unbound_labels: allow)"
+    ),
     "leaked_cases": "test cases were found in the training data: the evidence is invalid",
     "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",

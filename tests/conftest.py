@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Callable
@@ -27,6 +28,14 @@ def labelled_cases(n: int, correct: int, *, prefix: str = "c") -> list[dict[str,
         {"id": f"{prefix}{i:05d}", "answer": 1 if i < correct else 0, "expected": {"label": 1}}
         for i in range(n)
     ]
+
+
+def judge_label(case_id: str, grade: Any, output: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A human label bound to the output it graded (the echo system's ``{"id", "label": 1}`` by
+    default): its ``output_sha256``, computed here independently of oloproof (sorted, compact JSON)."""
+    graded = {"id": case_id, "label": 1} if output is None else output
+    text = json.dumps(graded, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return {"id": case_id, "grade": grade, "output_sha256": "sha256:" + hashlib.sha256(text.encode()).hexdigest()}
 
 
 class Project:

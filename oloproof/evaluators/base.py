@@ -122,6 +122,11 @@ class JudgedEvidence:
     human: np.ndarray  # human grade per case, NaN where unlabelled
     answered: np.ndarray  # bool: the system gave an output for the case
     pass_threshold: float  # grade at or above which a case is a pass (judge's and people's)
+    # Labelled cases whose labels graded another output than this run's: people's grade unknown.
+    stale: np.ndarray | None = None
+    unbound: int = 0  # labels taken as grades of this run's outputs without saying so (policy: allow)
+    no_output: int = 0  # labels of cases this run did not answer
+    labels_file: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,8 +4,10 @@ The judge receives, per answered case, ``{"id", "input", "output", "expected"}``
 stdin and answers ``{"id", "grade"}`` per line, where a grade is true/false, 0/1 or a score
 in [0, 1]. A rule on its criterion is about *people's* pass rate (grade >= pass_threshold), or
 their mean grade with ``measure: mean_grade``, estimated from the judge on every case and the
-human-labelled file (``{"id", "grade"}`` per line) where it has a grade (``oloproof.judged``,
-``oloproof.stats.judged``); the outcome carries people's grades for that (``judged``).
+human-labelled file (``{"id", "grade", "output_sha256"}`` per line) where it has a grade of this
+run's output (``oloproof.evaluators.judge_labels``: a label of another output is stale and not
+used; one that names no output is refused unless the policy allows it), as ``oloproof.judged``
+and ``oloproof.stats.judged`` compute; the outcome carries people's grades for that (``judged``).
 The judge is used at all only when its agreement with the labels meets the policy's ``judges``
 thresholds: at least ``min_labels`` labelled cases, the lower bound of the agreement interval at
 least ``min_agreement``, and the lower bounds of its agreement on the cases people passed and on
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import ConfigError, DataError
+from oloproof.errors import ConfigError
 from oloproof.evaluators.base import (
     CriterionOutcome,
     EvalContext,
@@ -34,7 +36,7 @@ from oloproof.evaluators.base import (
     Where,
     criterion_prop,
 )
-from oloproof.jsonl import iter_objects
+from oloproof.evaluators.judge_labels import Bound, bind, read_labels
 from oloproof.process import CommandNotFound, run_batches
 from oloproof.schema import AnyOf, Obj, Prop, Scalar, Seq
 
@@ -66,7 +68,8 @@ class Judge:
 
         cases = ctx.testset.cases
         # Read the human labels first: a typo in them must not cost a full run of the judge.
-        labels = self._labels(ctx)
+        bound = self._labels(ctx)
+        labels = bound.current
         requests = [
             {"id": case.id, "input": case.inputs, "output": ctx.outputs[case.id], "expected": case.expected}
             for case in cases
@@ -96,10 +99,16 @@ class Judge:
             values[index] = grade
         agreement = self._agreement(ctx, values, labels)
         human = np.full(len(cases), np.nan)
+        stale = np.zeros(len(cases), dtype=bool)
+        stale_ids = set(bound.stale)
         for index, case in enumerate(cases):
             if case.id in labels:
                 human[index] = labels[case.id][0]
+            elif case.id in stale_ids:
+                # Still a labelled case (the labels stay a random sample), with people's grade unknown.
+                human[index], stale[index] = 0.0, True
         answered = np.array([case.id in ctx.outputs for case in cases], dtype=bool)
+        agreement.update(bound.details())
         reasons: list[str] = []
         problems: list[str] = []
         if collected.failure is not None:
@@ -108,6 +117,11 @@ class Judge:
         if not agreement["trusted"]:
             reasons.append("judge_untrusted")
             problems.append(f"{self.where}: {agreement['why']}")
+        problems.extend(f"{self.where}: {text}" for text in bound.problems(self.labels))
+        if bound.stale:
+            reasons.append("stale_labels")
+        if bound.unbound:
+            reasons.append("unbound_labels")
         return CriterionOutcome(
             criterion=self.criterion,
             kind="score" if fractional else "binary",
@@ -116,28 +130,28 @@ class Judge:
             reasons=tuple(reasons),
             problems=tuple(problems),
             details={"judge": agreement},
-            judged=JudgedEvidence(human=human, answered=answered, pass_threshold=self.pass_threshold),
+            judged=JudgedEvidence(
+                human=human,
+                answered=answered,
+                pass_threshold=self.pass_threshold,
+                stale=stale,
+                unbound=len(bound.unbound),
+                no_output=len(bound.no_output),
+                labels_file=self.labels,
+            ),
         )
 
-    def _labels(self, ctx: EvalContext) -> dict[str, tuple[float, int]]:
+    def _labels(self, ctx: EvalContext) -> Bound:
         path = (ctx.base_dir / self.labels) if not Path(self.labels).is_absolute() else Path(self.labels)
         known = {case.id for case in ctx.testset.cases}
-        labels: dict[str, tuple[float, int]] = {}
-        for line, obj in iter_objects(path, display=self.labels):
-            case_id = obj.get("id")
-            if not isinstance(case_id, str):
-                raise DataError(self.labels, line, "each label needs a string 'id'")
-            if case_id not in known:
-                raise DataError(self.labels, line, f"label for unknown case id '{case_id}' (not in {ctx.testset.path})")
-            if case_id in labels:
-                raise DataError(
-                    self.labels, line, f"duplicate label for case '{case_id}' (first on line {labels[case_id][1]})"
-                )
-            grade = parse_grade(obj.get("grade"))
-            if grade is None:
-                raise DataError(self.labels, line, "'grade' must be true/false or a number in [0, 1]")
-            labels[case_id] = (grade, line)
-        return labels
+        labels = read_labels(path, shown=self.labels, known=known, testset=ctx.testset.path, parse_grade=parse_grade)
+        return bind(
+            labels,
+            ctx.outputs,
+            shown=self.labels,
+            allow_unbound=ctx.policy.judges.unbound_labels == "allow",
+            outputs_of=ctx.outputs_of,
+        )
 
     def _agreement(self, ctx: EvalContext, values: Any, labels: dict[str, tuple[float, int]]) -> dict[str, Any]:
         from oloproof.stats.agreement import judge_agreement  # lazy: start-up
@@ -173,7 +187,8 @@ class Judge:
         }
         if n == 0:
             result.update(
-                trusted=False, why="no labelled case was graded by the judge, so its agreement with people is unknown"
+                trusted=False,
+                why="no label of this run's outputs was graded by the judge, so its agreement with people is unknown",
             )
             return result
         measured = judge_agreement(judge_pass, human_pass, confidence=ctx.policy.confidence)
@@ -281,7 +296,10 @@ KIND = EvaluatorKind(
                 doc="Grading command (split like a shell would, but never run through one).",
             ),
             "labels": Prop(
-                Scalar("str", nonempty=True), required=True, doc="JSONL of human grades: {id, grade} per line."
+                Scalar("str", nonempty=True),
+                required=True,
+                doc="JSONL of human grades: {id, grade, output_sha256 (or output)} per line, each bound to the output "
+                "it graded.",
             ),
             "criterion": criterion_prop("judge_pass"),
             "timeout_s": Prop(

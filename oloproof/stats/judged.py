@@ -32,7 +32,7 @@ in ``ppi_py.ppi_mean_ci`` (the tests pin its values). It works on scores too (a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -211,6 +211,7 @@ def judged_interval(
     use_ppi: bool,
     confidence: float,
     seed: int = 0,
+    known: NDArray[np.bool_] | None = None,
 ) -> tuple[Interval | None, dict[str, object]]:
     """The interval for people's pass rate (or, ``mean_grade``, mean grade) on a judge criterion.
 
@@ -220,11 +221,15 @@ def judged_interval(
     the judge adds nothing: Clopper–Pearson on people's verdicts decides a pass rate, and the exact
     betting interval (random orders from ``seed``) on people's grades a mean grade. Returns the
     interval (None with ``details["no_method"]`` when there is none) and details for the report.
+    ``known`` (default ``answered``) says where a labelled case's human grade is about this run's
+    output; where it is not (an unanswered case, a stale label) the case stays labelled and
+    counts as a human failure for the lower bound and a pass for the upper.
     """
     from oloproof.stats.binomial import clopper_pearson  # lazy: start-up
 
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     answered = np.asarray(answered, dtype=bool)
+    known = answered if known is None else np.asarray(known, dtype=bool) & answered
     n_cases = int(judge.size)
     labelled = ~np.isnan(human)
     n_labelled = int(labelled.sum())
@@ -266,7 +271,7 @@ def judged_interval(
         j_high = (np.nan_to_num(judge, nan=1.0) >= pass_threshold).astype(float)
     # A case the system did not answer is a failure for the lower bound and a pass for the upper,
     # as in every other rule; the judge's "prediction" of it is then exact.
-    y_low[~answered & labelled], y_high[~answered & labelled] = 0.0, 1.0
+    y_low[~known & labelled], y_high[~known & labelled] = 0.0, 1.0
     j_low[~answered], j_high[~answered] = 0.0, 1.0
     if n_labelled == n_cases:
         details["method_note"] = "every case is labelled, so people's grades decide directly and the judge adds nothing"
@@ -275,16 +280,16 @@ def judged_interval(
             from oloproof.stats.bounded import bounded_mean_betting  # lazy: start-up
 
             details["seed"] = seed
-            return bounded_mean_betting(np.where(answered, human, np.nan), confidence=confidence, seed=seed), details
-        passes = int((y_low[answered] >= 0.5).sum())
-        missing = int((~answered).sum())
+            return bounded_mean_betting(np.where(known, human, np.nan), confidence=confidence, seed=seed), details
+        passes = int((y_low[known] >= 0.5).sum())
+        missing = int((~known).sum())
         return clopper_pearson(passes, n_cases, confidence=confidence, missing=missing), details
     if not mean_grade and not use_ppi:
         # double_sampling places ungraded and unanswered cases itself (the worst case for each bound).
         result = double_sampling(
             _verdicts(judge, graded, pass_threshold),
             _human_verdicts(human, pass_threshold),
-            answered,
+            known,  # double sampling uses it only for people's side: unknown grades take the worst case
             confidence=confidence,
         )
         details.update(
@@ -296,7 +301,17 @@ def judged_interval(
             lower=_side_json(result.low),
             upper=_side_json(result.high),
         )
-        return result.interval, details
+        interval = result.interval
+        if (labelled & ~known).any():
+            # The estimate from the grades that are known (the bounds take the worst case for the others).
+            guess = double_sampling(
+                _verdicts(judge, graded, pass_threshold),
+                np.where(known, _human_verdicts(human, pass_threshold), np.nan),
+                answered,
+                confidence=confidence,
+            ).interval.estimate
+            interval = replace(interval, estimate=min(max(guess, interval.low), interval.high))
+        return interval, details
     if n_labelled < 2:
         details["no_method"] = "PPI needs at least 2 labelled cases"
         return None, details

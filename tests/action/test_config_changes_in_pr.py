@@ -77,13 +77,13 @@ def test_rewritten_judge_labels_are_named(action: ActionRun, monkeypatch: pytest
     import json
     import sys
 
-    from tests.conftest import FIXTURES
+    from tests.conftest import FIXTURES, judge_label
 
     root = action.workspace
     (root / "judge.py").write_text((FIXTURES / "judge_system.py").read_text())
     labels = root / "data" / "judge-labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps({"id": f"c{i:05d}", "grade": i < 85}) + "\n" for i in range(100)))
+    labels.write_text("".join(json.dumps(judge_label(f"c{i:05d}", i < 85, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n" for i in range(100)))
     release = root / "release.yaml"
     command = json.dumps([sys.executable, "judge.py"])
     text = release.read_text().replace(
@@ -93,6 +93,6 @@ def test_rewritten_judge_labels_are_named(action: ActionRun, monkeypatch: pytest
     base = base_branch(action, monkeypatch)
     check, _, _ = pr_row(action, base)
     assert not [line for line in check["lines"] if "judge-labels" in str(line)]  # type: ignore[union-attr]
-    labels.write_text("".join(json.dumps({"id": f"c{i:05d}", "grade": True}) + "\n" for i in range(100)))
+    labels.write_text("".join(json.dumps(judge_label(f"c{i:05d}", True, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n" for i in range(100)))
     check, summary, _ = pr_row(action, base)
     assert "data/judge-labels.jsonl is changed by this pull request" in summary

@@ -17,7 +17,7 @@ import pytest
 from oloproof.errors import ExitCode
 from oloproof.stats.binomial import clopper_pearson
 from oloproof.stats.bounded import bounded_mean_betting, order_seed
-from tests.conftest import FIXTURES, Project, config_error, report
+from tests.conftest import FIXTURES, Project, config_error, judge_label, report
 
 JUDGE = FIXTURES / "judge_system.py"
 JUDGES_POLICY = "  judges: {min_agreement: 0.8, min_labels: 20}\n"
@@ -51,7 +51,7 @@ def judge_project(
     ]
     labels = project.root / "data" / "labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps({"id": f"c{i:02d}", "grade": g}) + "\n" for i, g in humans.items()), encoding="utf-8")
+    labels.write_text("".join(json.dumps(judge_label(f"c{i:02d}", g)) + "\n" for i, g in humans.items()), encoding="utf-8")
     command = json.dumps([sys.executable, str(JUDGE), *(judge_args or [])])
     return project.write(
         cases=cases, system_args=system_args, policy_extra=JUDGES_POLICY, rules=rules,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from oloproof.errors import ExitCode
-from tests.conftest import FIXTURES, Project, config_error, report
+from tests.conftest import FIXTURES, Project, config_error, judge_label, report
 
 JUDGE = FIXTURES / "judge_system.py"
 
@@ -32,7 +32,7 @@ def judged_project(
     cases = [{"id": f"c{i:04d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}} for i, grade in enumerate(says)]
     labels = project.root / "data" / "labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps({"id": f"c{i:04d}", "grade": g}) + "\n" for i, g in humans.items()), encoding="utf-8")
+    labels.write_text("".join(json.dumps(judge_label(f"c{i:04d}", g)) + "\n" for i, g in humans.items()), encoding="utf-8")
     command = json.dumps([sys.executable, str(JUDGE)])
     policy = "  allow_approximate_methods: true\n" if approximate else ""
     return project.write(

@@ -15,7 +15,7 @@ import sys
 
 from oloproof.errors import ExitCode
 from oloproof.stats.bounded import bounded_mean_betting, order_seed
-from tests.conftest import FIXTURES, Project, report
+from tests.conftest import FIXTURES, Project, judge_label, report
 
 JUDGE = FIXTURES / "judge_system.py"
 
@@ -27,7 +27,7 @@ def _write(project: Project, cases: list[dict[str, object]]) -> None:
     # People fail what the judge grades below 0.8 (pass_threshold 0.8): every label agreed, 150 fails.
     labels = project.root / "data" / "labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps({"id": c["id"], "grade": c["judge_says"]}) + "\n" for c in cases), encoding="utf-8")
+    labels.write_text("".join(json.dumps(judge_label(c["id"], c["judge_says"])) + "\n" for c in cases), encoding="utf-8")
     command = json.dumps([sys.executable, str(JUDGE)])
     project.write(
         cases=cases, rules="  - {id: judged, criterion: judge_pass, min: 0.88, measure: mean_grade}",
