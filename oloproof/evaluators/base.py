@@ -112,6 +112,9 @@ class EvalContext:
     # False where the outputs must be scored whatever they hold (a holdout read, spent once the
     # system has seen the cases): outputs without the key are then that many missing outputs.
     refuse_key_mismatch: bool = True
+    # The cases are a holdout, not the dev set the config's files were written for: a judge's
+    # labels of other cases (the dev set's) are left out rather than refused as unknown ids.
+    holdout: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -144,7 +144,14 @@ class Judge:
     def _labels(self, ctx: EvalContext) -> Bound:
         path = (ctx.base_dir / self.labels) if not Path(self.labels).is_absolute() else Path(self.labels)
         known = {case.id for case in ctx.testset.cases}
-        labels = read_labels(path, shown=self.labels, known=known, testset=ctx.testset.path, parse_grade=parse_grade)
+        labels = read_labels(
+            path,
+            shown=self.labels,
+            known=known,
+            testset=ctx.testset.path,
+            parse_grade=parse_grade,
+            other_cases_allowed=ctx.holdout,
+        )
         return bind(
             labels,
             ctx.outputs,

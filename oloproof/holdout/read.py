@@ -340,6 +340,7 @@ class _Scorer:
             policy=release.policy,
             quiet=True,
             refuse_key_mismatch=False,  # the read is spent: it is recorded, every output without the key missing
+            holdout=True,
         )
         return withheld(self.spec.cases, lambda: self.evaluator.evaluate(ctx))
 
