@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from pooled_wald import reweighted_paired_difference, reweighted_rate
 from scipy import stats
 
-from oloproof.stats.gap import reweighted_paired_difference, reweighted_rate
 from oloproof.stats.interval import Interval
 from oloproof.stats.paired import PairedCounts, paired_difference
 from oloproof.stats.reweight import mover_combination, wilson_interval
