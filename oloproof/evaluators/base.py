@@ -113,7 +113,7 @@ class EvalContext:
     # system has seen the cases): outputs without the key are then that many missing outputs.
     refuse_key_mismatch: bool = True
     # The cases are a holdout, not the dev set the config's files were written for: a judge's
-    # labels of other cases (the dev set's) are left out rather than refused as unknown ids.
+    # labels file (the dev set's grades) is not read at all.
     holdout: bool = False
 
 

@@ -144,13 +144,14 @@ class Judge:
     def _labels(self, ctx: EvalContext) -> Bound:
         path = (ctx.base_dir / self.labels) if not Path(self.labels).is_absolute() else Path(self.labels)
         known = {case.id for case in ctx.testset.cases}
-        labels = read_labels(
-            path,
-            shown=self.labels,
-            known=known,
-            testset=ctx.testset.path,
-            parse_grade=parse_grade,
-            other_cases_allowed=ctx.holdout,
+        # The labels file grades the dev set's cases. On a holdout read none of it applies: a
+        # holdout case may share a dev case's id and even its output, and a dev grade must never
+        # stand for a holdout one (found by the red team of issue 17: 0 of 120 judged passes
+        # scored 1.000 from dev grades). The holdout's judge is then untrusted, and says so.
+        labels = (
+            {}
+            if ctx.holdout
+            else read_labels(path, shown=self.labels, known=known, testset=ctx.testset.path, parse_grade=parse_grade)
         )
         return bind(
             labels,

@@ -98,26 +98,15 @@ def _listed(ids: list[str], limit: int = 5) -> str:
 
 
 def read_labels(
-    path: Path,
-    *,
-    shown: str,
-    known: Collection[str],
-    testset: str,
-    parse_grade: Any,
-    other_cases_allowed: bool = False,
+    path: Path, *, shown: str, known: Collection[str], testset: str, parse_grade: Any
 ) -> dict[str, list[Label]]:
-    """Every label in the file, by case; every problem names the file and line (exit 2).
-
-    ``other_cases_allowed``: the cases are a holdout, and the file (written for the dev set) may
-    label other cases: those labels are left out, not refused as unknown ids."""
+    """Every label in the file, by case; every problem names the file and line (exit 2)."""
     labels: dict[str, list[Label]] = {}
     for line, obj in iter_objects(path, display=shown):
         case_id = obj.get("id")
         if not isinstance(case_id, str):
             raise DataError(shown, line, "each label needs a string 'id'")
         if case_id not in known:
-            if other_cases_allowed:
-                continue
             raise DataError(shown, line, f"label for unknown case id '{case_id}' (not in {testset})")
         for key in obj:
             if key not in KNOWN_KEYS and did_you_mean(key, KNOWN_KEYS):

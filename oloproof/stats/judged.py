@@ -95,9 +95,12 @@ def _side(
     a, b = bound_of(x1, n1, share), bound_of(x0, n0, share)
     corners = [q * a + (1.0 - q) * b for q in (q_lo, q_hi)]
     bound = min(corners) if lower else max(corners)
-    overall = (x1 + x0) / (n1 + n0) if n1 + n0 else 0.5
-    a_hat = x1 / n1 if n1 else overall
-    b_hat = x0 / n0 if n0 else overall
+    if n1 + n0:
+        overall = (x1 + x0) / (n1 + n0)
+        a_hat = x1 / n1 if n1 else overall
+        b_hat = x0 / n0 if n0 else overall
+    else:  # no label at all: the estimate is the judge's own rate (the interval, [0, 1], says the rest)
+        a_hat, b_hat = 1.0, 0.0
     q_hat = k / n_cases
     side = Side(
         bound=min(max(bound, 0.0), 1.0),
