@@ -29,6 +29,7 @@ from pathlib import Path
 
 import orjson
 
+from oloproof.action.config_diff import changed_settings
 from oloproof.action.evidence import current_bytes, evidence_problems, from_top, repository_top, unverifiable_problems
 from oloproof.action.github import ActionEnv
 from oloproof.config import Release
@@ -185,17 +186,25 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
 
 def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
     """The gate's own inputs that this pull request adds or changes: release.yaml, the policy, the
-    seeds file, the test set and the judges' human labels. Lowering a threshold, pointing a baseline at a weaker run or
-    swapping the test set turns FAIL into PASS with no evidence forged; the gate cannot judge such a
-    decision, so it names it for the reviewer."""
+    seeds file, the test set, the judges' human labels and code, and the transforms' labels; for
+    release.yaml and the policy, every setting that changed (``action/config_diff.py``). Lowering a
+    threshold, pointing a baseline at a weaker run or swapping the test set turns FAIL into PASS
+    with no evidence forged; the gate cannot judge such a decision, so it names it for the reviewer."""
     if not trust.available:
         return []
     top = repository_top(release.base_dir)
     files = [release.file, release.policy_file, release.seeds_file, release.resolve(release.testset_path)]
-    # A judge's human labels are evidence its rules now rest on (issue 17): rewriting them is named too.
-    files += [
-        release.resolve(labels) for e in release.evaluators if isinstance(labels := getattr(e, "labels", None), str)
-    ]
+    # A judge's human labels and its own code, and a transform's labels, are evidence its rules now
+    # rest on (issue 17; the red team flipped verdicts by rewriting each): rewriting them is named too.
+    for evaluator in release.evaluators:
+        labels, command = getattr(evaluator, "labels", None), getattr(evaluator, "command", None)
+        if isinstance(labels, str):
+            files.append(release.resolve(labels))
+        if isinstance(command, (str, tuple)):
+            files += list(release.system.files(release.base_dir, command))
+    if release.metamorphic is not None:
+        files += [release.resolve(spec.labels) for spec in release.metamorphic.transforms if spec.labels is not None]
+    yaml_files = {release.file, release.policy_file}
     out: list[str] = []
     for path in dict.fromkeys(file for file in files if file is not None):
         relative = from_top(top, Path(path))
@@ -209,10 +218,11 @@ def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
         if old == current:
             continue
         what = "added" if old is None else "changed"
+        settings = changed_settings(old, current, relative) if path in yaml_files else []
         out.append(
-            f"{printable(relative)} is {what} by this pull request: the gate's rules, baselines and test set are "
-            "decisions it cannot judge (a lowered threshold or a swapped baseline passes without forged evidence); "
-            "review the change"
+            f"{printable(relative)} is {what} by this pull request: the gate's rules, baselines, test set, labels and "
+            "judges are decisions it cannot judge (a lowered threshold or a swapped baseline passes without forged "
+            "evidence); review the change" + (f"; settings changed: {'; '.join(settings)}" if settings else "")
         )
     return out
 

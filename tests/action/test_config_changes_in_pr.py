@@ -29,9 +29,15 @@ def test_a_lowered_threshold_is_named(action: ActionRun, monkeypatch: pytest.Mon
     release.write_text(text.replace("min: 0.9", "min: 0.5"))
     check, summary, verdict = pr_row(action, base)
     assert verdict == "PASS"  # the gate cannot tell a lowered bar from a justified one...
-    line = "release.yaml is changed by this pull request: the gate's rules, baselines and test set are decisions"
+    line = (
+        "release.yaml is changed by this pull request: the gate's rules, baselines, test set, labels and judges are "
+        "decisions"
+    )
     assert any(str(item).startswith(line) for item in check["lines"]), check  # type: ignore[union-attr]
     assert line in summary  # ...but the reviewer is told
+    # ...and told what changed, key by key (every release bumps the version: that alone is not said).
+    assert any("; settings changed: policy.rules[id=accurate].min: 0.9 -> 0.5" in str(item) for item in check["lines"])  # type: ignore[union-attr]
+    assert "settings changed: policy" in summary
 
 
 def test_a_swapped_test_set_is_named_and_an_untouched_project_is_not(
@@ -40,6 +46,10 @@ def test_a_swapped_test_set_is_named_and_an_untouched_project_is_not(
     base = base_branch(action, monkeypatch)
     check, _, _ = pr_row(action, base)
     assert not [line for line in check["lines"] if "by this pull request: the gate's rules" in str(line)]  # type: ignore[union-attr]
+    release = action.workspace / "release.yaml"
+    release.write_text(release.read_text().replace("version: ", "version: next-", 1))
+    check, summary, _ = pr_row(action, base)
+    assert "release.yaml is changed by this pull request" in summary and "settings changed" not in summary
     write_cases(action.workspace / "data" / "test.jsonl", labelled_cases(100, 99))
     check, summary, _ = pr_row(action, base)
     assert "data/test.jsonl is changed by this pull request" in summary
@@ -83,7 +93,12 @@ def test_rewritten_judge_labels_are_named(action: ActionRun, monkeypatch: pytest
     (root / "judge.py").write_text((FIXTURES / "judge_system.py").read_text())
     labels = root / "data" / "judge-labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps(judge_label(f"c{i:05d}", i < 85, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n" for i in range(100)))
+    labels.write_text(
+        "".join(
+            json.dumps(judge_label(f"c{i:05d}", i < 85, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n"
+            for i in range(100)
+        )
+    )
     release = root / "release.yaml"
     command = json.dumps([sys.executable, "judge.py"])
     text = release.read_text().replace(
@@ -93,6 +108,70 @@ def test_rewritten_judge_labels_are_named(action: ActionRun, monkeypatch: pytest
     base = base_branch(action, monkeypatch)
     check, _, _ = pr_row(action, base)
     assert not [line for line in check["lines"] if "judge-labels" in str(line)]  # type: ignore[union-attr]
-    labels.write_text("".join(json.dumps(judge_label(f"c{i:05d}", True, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n" for i in range(100)))
+    labels.write_text(
+        "".join(
+            json.dumps(judge_label(f"c{i:05d}", True, {"id": f"c{i:05d}", "label": int(i < 85)})) + "\n"
+            for i in range(100)
+        )
+    )
     check, summary, _ = pr_row(action, base)
     assert "data/judge-labels.jsonl is changed by this pull request" in summary
+
+
+def test_a_rewritten_judge_script_and_a_weakened_judge_policy_are_named(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The red team of issue 17: a PR that only rewrites the judge's code (to agree with people on the
+    # labelled cases and pass failures elsewhere) turned INSUFFICIENT_EVIDENCE into PASS, unnamed;
+    # a PR adding `unbound_labels: allow` looked like a version bump.
+    import sys
+
+    from tests.conftest import FIXTURES
+
+    root = action.workspace
+    (root / "judge.py").write_text((FIXTURES / "judge_system.py").read_text())
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data" / "judge-labels.jsonl").write_text("")
+    release = root / "release.yaml"
+    command = f"[{sys.executable!r}, judge.py]".replace("'", '"')
+    release.write_text(
+        release.read_text().replace(
+            "evaluators:\n", f"evaluators:\n  - {{type: judge, command: {command}, labels: data/judge-labels.jsonl}}\n"
+        )
+    )
+    base = base_branch(action, monkeypatch)
+    (root / "judge.py").write_text((root / "judge.py").read_text() + "\n# now agrees with the labels file\n")
+    text = release.read_text()
+    assert "policy:\n" in text
+    release.write_text(text.replace("policy:\n", "policy:\n  judges: {unbound_labels: allow}\n", 1))
+    check, summary, _ = pr_row(action, base)
+    assert "judge.py is changed by this pull request" in summary
+    lines = [str(item) for item in check["lines"]]  # type: ignore[union-attr]
+    assert any(line.endswith("settings changed: policy.judges.unbound_labels: (unset) -> allow") for line in lines)
+
+
+def test_rewritten_transform_labels_are_named(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oloproof.action.config_diff import changed_settings
+
+    root = action.workspace
+    labels = root / "labels" / "t.jsonl"
+    labels.parent.mkdir(parents=True)
+    labels.write_text('{"id": "c00001", "preserved": false, "digest": "x"}\n')
+    release = root / "release.yaml"
+    release.write_text(
+        release.read_text()
+        + "metamorphic:\n  transforms:\n    - {name: upper, field: answer, perturb: {kind: case, to: upper}, labels: labels/t.jsonl}\n"
+    )
+    base = base_branch(action, monkeypatch)
+    labels.write_text('{"id": "c00001", "preserved": true, "digest": "x"}\n')
+    _, summary, _ = pr_row(action, base)
+    assert "labels/t.jsonl is changed by this pull request" in summary
+    # An alias bomb is not expanded: it is said that the file could not be compared key by key.
+    bomb = b"a: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        b"%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n"
+        % ((bytes([98 + i]), bytes([98 + i])) + (bytes([97 + i]),) * 8)
+        for i in range(8)
+    )
+    assert changed_settings(b"a: 1\n", bomb, "release.yaml") == [
+        "(its settings could not be compared key by key: review the whole file)"
+    ]

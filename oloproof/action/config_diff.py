@@ -1,0 +1,92 @@
+"""Which settings of a YAML config file a pull request changed, key by key, for the reviewer.
+
+"release.yaml is changed" is said by every release pull request (the version moves); what a
+reviewer must see is that ``policy.judges.unbound_labels`` became ``allow`` or a rule's ``min``
+went from 0.9 to 0.8. Both versions are composed (never constructed: no tag is run, an alias is
+not expanded), flattened to ``key.path: value`` leaves, and compared. Items of a list are named
+by their ``id`` (rules), ``criterion`` or ``type`` (evaluators), ``name`` (transforms), else by
+position. The walk is bounded: a file with more than ``MAX_LEAVES`` leaves (an alias bomb) is
+not compared, and says so.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from oloproof.errors import ConfigError
+from oloproof.holdout.log import printable
+from oloproof.schema import compose
+
+MAX_LEAVES = 5_000
+SHOWN = 12  # changes listed one by one; the rest are counted
+ROUTINE = frozenset({"system.version"})  # moves in every release pull request
+_NAMES = ("id", "criterion", "name", "type")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _label(item: yaml.Node, index: int) -> str:
+    if isinstance(item, yaml.MappingNode):
+        for key, value in item.value:
+            if isinstance(key, yaml.ScalarNode) and key.value in _NAMES and isinstance(value, yaml.ScalarNode):
+                return f"[{key.value}={value.value}]"
+    return f"[{index}]"
+
+
+def _flatten(node: yaml.Node | None, path: str, out: dict[str, str], budget: list[int]) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
+    if node is None:
+        return
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+            _flatten(value, f"{path}.{name}" if path else str(name), out, budget)
+    elif isinstance(node, yaml.SequenceNode):
+        if not node.value:
+            out[path] = "[]"
+        for index, item in enumerate(node.value):
+            _flatten(item, f"{path}{_label(item, index)}", out, budget)
+    else:
+        out[path] = str(node.value)
+
+
+def leaves(text: str | None, shown: str) -> dict[str, str] | None:
+    """``key.path -> value`` for every scalar of a YAML text; None when it cannot be read or is
+    too large to compare (an empty dict for no text: a file the pull request adds)."""
+    if text is None:
+        return {}
+    try:
+        node = compose(text, shown)
+        out: dict[str, str] = {}
+        _flatten(node, "", out, [MAX_LEAVES])
+    except (ConfigError, _TooLarge, yaml.YAMLError, RecursionError):
+        return None
+    return out
+
+
+def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[str]:
+    """The settings that differ between two versions of a YAML file, as ``key: old -> new``."""
+
+    def text(data: bytes | None) -> str | None:
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    before, after = leaves(text(old), shown), leaves(text(new), shown)
+    if before is None or after is None:
+        return ["(its settings could not be compared key by key: review the whole file)"]
+    keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
+    keys = [key for key in keys if key not in ROUTINE]
+
+    def shown_value(value: str | None) -> str:
+        if value is None:
+            return "(unset)"
+        value = printable(value)
+        return value if len(value) <= 60 else value[:57] + "..."
+
+    lines = [f"{printable(key)}: {shown_value(before.get(key))} -> {shown_value(after.get(key))}" for key in keys]
+    if len(lines) > SHOWN:
+        lines = [*lines[:SHOWN], f"and {len(lines) - SHOWN} more"]
+    return lines
