@@ -114,7 +114,16 @@ class Judge:
         if collected.failure is not None:
             reasons.append("judge_failed")
             problems.append(f"{self.where}: the judge command failed ({collected.failure})")
-        if not agreement["trusted"]:
+        # People graded every answered case (none stale): the rule decides on their grades alone
+        # (Clopper–Pearson, or the betting interval for a mean grade), and the judge adds nothing,
+        # so its trust is a diagnostic, not a reason to withhold the verdict.
+        everyone = bool(answered.any()) and all(case.id in labels for case in cases if case.id in ctx.outputs)
+        if not agreement["trusted"] and everyone:
+            problems.append(
+                f"{self.where}: {agreement['why']} (not needed: people graded every answered case, and the rule "
+                "decides on their grades)"
+            )
+        elif not agreement["trusted"]:
             reasons.append("judge_untrusted")
             problems.append(f"{self.where}: {agreement['why']}")
         problems.extend(f"{self.where}: {text}" for text in bound.problems(self.labels))

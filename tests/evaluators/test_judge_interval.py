@@ -29,14 +29,20 @@ def judged_project(
     rule: str = "{id: judged, criterion: judge_pass, min: 0.8}",
     approximate: bool = False,
 ) -> Project:
-    cases = [{"id": f"c{i:04d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}} for i, grade in enumerate(says)]
+    cases = [
+        {"id": f"c{i:04d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}} for i, grade in enumerate(says)
+    ]
     labels = project.root / "data" / "labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps(judge_label(f"c{i:04d}", g)) + "\n" for i, g in humans.items()), encoding="utf-8")
+    labels.write_text(
+        "".join(json.dumps(judge_label(f"c{i:04d}", g)) + "\n" for i, g in humans.items()), encoding="utf-8"
+    )
     command = json.dumps([sys.executable, str(JUDGE)])
     policy = "  allow_approximate_methods: true\n" if approximate else ""
     return project.write(
-        cases=cases, policy_extra=policy, rules=f"  - {rule}",
+        cases=cases,
+        policy_extra=policy,
+        rules=f"  - {rule}",
         evaluators=f"  - {{type: judge, command: {command}, labels: data/labels.jsonl, batch_size: 500}}",
     )
 
@@ -85,7 +91,13 @@ def test_a_lenient_judge_at_a_true_pass_rate_equal_to_min_does_not_pass(project:
 @pytest.mark.parametrize("method", ["exact", "ppi"])
 def test_a_lenient_judge_does_not_pass_under_any_method_or_permission(project: Project, method: str) -> None:
     says, humans = lenient()
-    judged_project(project, says, humans, rule=f"{{id: judged, criterion: judge_pass, min: 0.8, method: {method}}}", approximate=True)
+    judged_project(
+        project,
+        says,
+        humans,
+        rule=f"{{id: judged, criterion: judge_pass, min: 0.8, method: {method}}}",
+        approximate=True,
+    )
     code, data = report(project)
     rule = data["rules"][0]
     assert rule["interval"]["low"] < 0.8 <= rule["interval"]["high"]
@@ -105,7 +117,9 @@ def test_ppi_is_approximate_and_reviews_by_hand_under_an_exact_policy(project: P
         "(The interval assumes the labelled cases are a random sample of the test cases; it is approximate: with "
         "50-100 labels at pass rates of 0.8-0.95 its one-sided error was measured at 3-31% against a nominal 2.5%.)"
     )
-    judged_project(project, says, humans, rule="{id: judged, criterion: judge_pass, min: 0.8, method: ppi}", approximate=True)
+    judged_project(
+        project, says, humans, rule="{id: judged, criterion: judge_pass, min: 0.8, method: ppi}", approximate=True
+    )
     code, data = report(project)
     assert data["rules"][0]["verdict"] == "PASS" and code == ExitCode.PASS
 
@@ -145,15 +159,16 @@ def test_a_mean_grade_rule_carries_the_human_vs_judge_difference(project: Projec
 def test_every_case_labelled_decides_on_the_human_grades(project: Project) -> None:
     # The judge is lenient, but people graded every case: Clopper–Pearson on their 80/100.
     human = [i % 5 != 4 for i in range(100)]
-    judged_project(project, [True] * 100, dict(enumerate(human)),
-                   rule="{id: judged, criterion: judge_pass, min: 0.6}")
+    judged_project(project, [True] * 100, dict(enumerate(human)), rule="{id: judged, criterion: judge_pass, min: 0.6}")
     _, data = report(project)
     rule = data["rules"][0]
     assert rule["interval"]["method"] == "clopper-pearson" and rule["interval"]["estimate"] == pytest.approx(0.8)
     assert rule["details"]["method_note"].startswith("every case is labelled")
 
 
-def test_measure_takes_only_pass_rate_or_mean_grade(project: Project, run_cli: Any, capsys: Any, monkeypatch: Any) -> None:
+def test_measure_takes_only_pass_rate_or_mean_grade(
+    project: Project, run_cli: Any, capsys: Any, monkeypatch: Any
+) -> None:
     judged_project(project, [True] * 3, {0: True}, rule="{id: judged, criterion: judge_pass, min: 0.8, measure: mean}")
     err = config_error(project, run_cli, capsys, monkeypatch)
     assert err.startswith("oloproof: error: release.yaml:") and "policy.rules[0].measure: " in err
@@ -163,9 +178,18 @@ def test_measure_takes_only_pass_rate_or_mean_grade(project: Project, run_cli: A
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ("method: ppi", "policy.rules[0].method: method ppi applies to judge criteria only; 'correct' (label_match) has no judge"),
-        ("measure: mean_grade", "policy.rules[0].measure: measure mean_grade applies to judge criteria only; 'correct' (label_match) has no judge"),
-        ("measure: pass_rate", "policy.rules[0].measure: measure pass_rate applies to judge criteria only; 'correct' (label_match) has no judge"),
+        (
+            "method: ppi",
+            "policy.rules[0].method: method ppi applies to judge criteria only; 'correct' (label_match) has no judge",
+        ),
+        (
+            "measure: mean_grade",
+            "policy.rules[0].measure: measure mean_grade applies to judge criteria only; 'correct' (label_match) has no judge",
+        ),
+        (
+            "measure: pass_rate",
+            "policy.rules[0].measure: measure pass_rate applies to judge criteria only; 'correct' (label_match) has no judge",
+        ),
     ],
 )
 def test_judge_only_keys_on_a_criterion_without_a_judge_are_config_errors(
@@ -180,7 +204,9 @@ def test_judge_only_keys_on_a_criterion_without_a_judge_are_config_errors(
 def test_score_methods_that_ignore_the_judges_errors_are_refused(
     project: Project, run_cli: Any, capsys: Any, monkeypatch: Any, method: str
 ) -> None:
-    judged_project(project, [0.9] * 3, {0: 1}, rule=f"{{id: judged, criterion: judge_pass, min: 0.8, method: {method}}}")
+    judged_project(
+        project, [0.9] * 3, {0: 1}, rule=f"{{id: judged, criterion: judge_pass, min: 0.8, method: {method}}}"
+    )
     err = config_error(project, run_cli, capsys, monkeypatch)
     assert err == (
         f"oloproof: error: release.yaml:12: policy.rules[0].method: method {method} does not carry a judge's errors; a "
@@ -206,14 +232,19 @@ def test_a_judge_that_treats_labelled_cases_differently_invalidates_the_evidence
     # rate far beyond chance; the same symptom shows labels picked from the easy cases.
     human = [i % 10 < 7 for i in range(600)]
     says = [human[i] if i % 2 == 0 else True for i in range(600)]
-    judged_project(project, says, {i: human[i] for i in range(0, 600, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.6}")
+    judged_project(
+        project, says, {i: human[i] for i in range(0, 600, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.6}"
+    )
     code, data = report(project)
     rule = data["rules"][0]
     assert rule["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE
     assert "labels_not_representative" in rule["reasons"]
     assert rule["details"]["labels_vs_rest"]["labelled_judge_pass_rate"] == pytest.approx(0.8)
     assert rule["details"]["labels_vs_rest"]["unlabelled_judge_pass_rate"] == 1.0
-    assert "the judge passes 80.0% of the 300 labelled cases but 100.0% of the other 300 (Fisher exact p = " in rule["sentence"]
+    assert (
+        "the judge passes 80.0% of the 300 labelled cases but 100.0% of the other 300 (Fisher exact p = "
+        in rule["sentence"]
+    )
     assert rule["sentence"].endswith("label cases drawn at random, and do not let the judge see the labels.)")
 
 
@@ -252,11 +283,17 @@ def test_a_useless_judge_still_says_so(project: Project) -> None:
 def test_a_regression_guard_on_a_judge_criterion_says_it_compares_the_judge(project: Project) -> None:
     # Not corrected (people's labels describe one version's outputs, not the baseline's): said.
     human = [i % 5 != 4 for i in range(200)]
-    judged_project(project, human, {i: human[i] for i in range(0, 200, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.5}")
+    judged_project(
+        project, human, {i: human[i] for i in range(0, 200, 2)}, rule="{id: judged, criterion: judge_pass, min: 0.5}"
+    )
     assert project.cli("gate", "-q") in (ExitCode.PASS, ExitCode.INSUFFICIENT_EVIDENCE)  # the v1 run
     release = project.root / "release.yaml"
     text = release.read_text().replace("version: v1", "version: v2")
-    release.write_text(text.replace("rules:\n", "rules:\n  - {id: no_drop, criterion: judge_pass, baseline: 'version:v1', max_drop: 0.1}\n"))
+    release.write_text(
+        text.replace(
+            "rules:\n", "rules:\n  - {id: no_drop, criterion: judge_pass, baseline: 'version:v1', max_drop: 0.1}\n"
+        )
+    )
     _, data = report(project)
     [rule] = [rule for rule in data["rules"] if rule["id"] == "no_drop"]
     assert rule["sentence"].endswith(
@@ -274,7 +311,8 @@ def test_a_grouped_test_set_has_no_judge_corrected_interval(project: Project) ->
     ]
     judged_project(project, says, humans, approximate=True)
     project.write(
-        cases=cases, policy_extra="  allow_approximate_methods: true\n",
+        cases=cases,
+        policy_extra="  allow_approximate_methods: true\n",
         rules="  - {id: judged, criterion: judge_pass, min: 0.7}",
         evaluators=f"  - {{type: judge, command: {json.dumps([sys.executable, str(JUDGE)])}, labels: data/labels.jsonl}}",
     )
@@ -282,3 +320,23 @@ def test_a_grouped_test_set_has_no_judge_corrected_interval(project: Project) ->
     rule = data["rules"][0]
     assert rule["interval"] is None and rule["verdict"] == "MANUAL_REVIEW" and code != ExitCode.PASS
     assert "no interval that carries a judge's errors is implemented for grouped cases" in rule["sentence"]
+
+
+def test_people_grading_every_case_decide_even_when_the_judge_is_untrusted(project: Project) -> None:
+    # Both audits of issue 17: 300 of 300 cases labelled, people pass them all, so no human failure
+    # exists to show the judge fails what people fail: the judge is untrusted, and the rule was
+    # INSUFFICIENT_EVIDENCE, asking for 11 more human failures that do not exist. People's grades of
+    # every case decide alone (Clopper–Pearson [0.988, 1]); the judge's trust is a diagnostic.
+    judged_project(project, [True] * 300, {i: True for i in range(300)})
+    code, data = report(project)
+    rule = data["rules"][0]
+    assert code == ExitCode.PASS and rule["verdict"] == "PASS"
+    assert rule["interval"]["method"] == "clopper-pearson" and rule["interval"]["low"] == pytest.approx(
+        0.98779, abs=1e-5
+    )
+    assert "judge_untrusted" not in rule["reasons"]
+    assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is False
+    # One answered case without a label: the judge matters again, and it is untrusted.
+    judged_project(project, [True] * 300, {i: True for i in range(299)})
+    code, data = report(project)
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and "judge_untrusted" in data["rules"][0]["reasons"]
