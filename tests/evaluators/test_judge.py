@@ -100,7 +100,7 @@ def test_trusted_judge_fails_its_rule(project: Project) -> None:
 def test_judge_and_people_using_one_grade_throughout_leave_kappa_undefined_and_the_judge_untrusted(project: Project) -> None:
     # Kappa is (p_o - p_e) / (1 - p_e) with p_e = 1 here: undefined, reported as null. Raw
     # agreement (40/40) is still measured, but nothing shows the judge can fail a case.
-    judge_project(project, [1] * 40, {i: 1 for i in range(40)})
+    judge_project(project, [1] * 41, {i: 1 for i in range(40)})  # one case unlabelled: the judge is needed
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
     assert judge["agreement"] == 1.0
@@ -119,7 +119,7 @@ def test_a_judge_that_always_says_pass_is_not_trusted(project: Project) -> None:
     # 95% of them (kappa 0, lower bound 0.910 >= min_agreement 0.8 here) and would pass every
     # release. On the 10 cases people failed it agrees on none.
     humans = {i: i >= 10 for i in range(200)}
-    judge_project(project, [True] * 200, humans)
+    judge_project(project, [True] * 201, humans)  # one case unlabelled: the judge is needed
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
     assert judge["agreement"] == pytest.approx(0.95) and judge["agreement_low"] > 0.9
@@ -138,7 +138,7 @@ def test_a_judge_that_always_says_pass_stays_untrusted_with_many_human_fails(pro
     # 40 of 400 labels failed by people: now there are enough to measure, and the judge fails
     # none of them (0/40, upper bound 0.088).
     humans = {i: i >= 40 for i in range(400)}
-    judge_project(project, [True] * 400, humans)
+    judge_project(project, [True] * 401, humans)  # one case unlabelled: the judge is needed
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
     assert judge["agreement"] == pytest.approx(0.9) and judge["trusted"] is False
@@ -222,7 +222,7 @@ def test_enough_labels_but_low_agreement_make_the_judge_untrusted(project: Proje
     # Judge passes c00-c29, people pass c00-c25 and c30-c33: they agree on 32 of 40.
     says = [True] * 30 + [False] * 10
     humans = {i: (i < 26 or 30 <= i < 34) for i in range(40)}
-    judge_project(project, says, humans)
+    judge_project(project, [*says, True], humans)  # one case unlabelled: the judge is needed
     code, data = report(project)
     judge = data["criteria"]["judge_pass"]["details"]["judge"]
     # Reference: 2x2 table judge x people = [[26, 4], [4, 6]] / 40;
@@ -274,12 +274,13 @@ def test_agreement_is_measured_at_the_pass_threshold(project: Project) -> None:
 
 def test_judge_that_crashes_fails_and_leaves_cases_missing(project: Project) -> None:
     says = [True] * 40
-    judge_project(project, says, dict(enumerate(says)), judge_args=["--crash-after", "5"])
+    # One case unlabelled, so the judge is needed (people grading every case would decide alone).
+    judge_project(project, [*says, True], dict(enumerate(says)), judge_args=["--crash-after", "5"])
     code, data = report(project)
     criterion = data["criteria"]["judge_pass"]
-    assert criterion["missing_ids"] == ids(range(5, 40))
+    assert criterion["missing_ids"] == ids(range(5, 41))
     assert criterion["notes"]["c05"].startswith("judge: ") and "exited with status 3" in criterion["notes"]["c05"]
-    assert set(criterion["notes"]) == set(ids(range(5, 40)))
+    assert set(criterion["notes"]) == set(ids(range(5, 41)))
     assert "judge_failed" in criterion["reasons"]
     # The 35 labelled cases it was shown but never graded count as disagreements: untrusted.
     judge = criterion["details"]["judge"]
@@ -292,10 +293,11 @@ def test_judge_that_crashes_fails_and_leaves_cases_missing(project: Project) -> 
 
 def test_judge_that_hangs_is_killed_at_its_timeout(project: Project) -> None:
     says = [True] * 30
-    judge_project(project, says, dict(enumerate(says)), judge_args=["--hang"], judge_options=", timeout_s: 1")
+    # One case unlabelled, so the judge is needed (people grading every case would decide alone).
+    judge_project(project, [*says, True], dict(enumerate(says)), judge_args=["--hang"], judge_options=", timeout_s: 1")
     code, data = report(project)
     criterion = data["criteria"]["judge_pass"]
-    assert criterion["missing_ids"] == ids(range(30))
+    assert criterion["missing_ids"] == ids(range(31))
     assert criterion["notes"]["c00"] == "judge: timed out after 1 s"
     assert "judge_failed" in criterion["reasons"]
     assert data["rules"][0]["verdict"] == "INSUFFICIENT_EVIDENCE" and code == ExitCode.INSUFFICIENT_EVIDENCE

@@ -331,9 +331,7 @@ def test_people_grading_every_case_decide_even_when_the_judge_is_untrusted(proje
     code, data = report(project)
     rule = data["rules"][0]
     assert code == ExitCode.PASS and rule["verdict"] == "PASS"
-    assert rule["interval"]["method"] == "clopper-pearson" and rule["interval"]["low"] == pytest.approx(
-        0.98779, abs=1e-5
-    )
+    assert rule["interval"]["method"] == "clopper-pearson" and rule["interval"]["low"] == pytest.approx(0.025 ** (1 / 300), abs=1e-12)
     assert "judge_untrusted" not in rule["reasons"]
     assert data["criteria"]["judge_pass"]["details"]["judge"]["trusted"] is False
     # One answered case without a label: the judge matters again, and it is untrusted.
