@@ -394,7 +394,7 @@ def decide_regression(
             ),
             **common,  # type: ignore[arg-type]
         )
-    judged = now.judged is not None or baseline.judged is not None  # a judge graded both versions
+    judged = any(side.judged is not None or "judge" in side.details for side in (now, baseline))  # a judge graded
     paired = pair(
         as_outcomes(baseline.values),
         as_outcomes(now.values),

@@ -225,9 +225,9 @@ def _resolution(n: int, discordance: float, confidence: float) -> float | None:
 # Why a paired comparison on a judge criterion decides nothing (docs/statistics.md, "Judges").
 JUDGE_PAIRED_CAVEAT = (
     "Both versions were graded by the judge, not by people: a judge's errors shrink the differences between "
-    "versions (one that passes a fifth of the failures shows only four fifths of a drop), and no paired interval "
-    "that carries them is implemented, so the judge-graded interval is shown and decides nothing: gate on "
-    "human-graded outcomes or review the change by hand."
+    "versions (one that passes every success and a fifth of the failures shows only four fifths of a drop), and no "
+    "paired interval that carries them is implemented, so the judge-graded interval is shown and decides nothing: "
+    "gate on human-graded outcomes or review the change by hand."
 )
 
 
