@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from oloproof.result import RuleResult
+from oloproof.stats.caveats import clustered_caveat
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -168,8 +169,9 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             resolution=resolution,
             details=details,
         )
-    if "assumption" in details:
-        sentence += f" (The interval {details['assumption']}.)"
+    caveats = [f"The interval {details['assumption']}."] if "assumption" in details else []
+    if verdict is Verdict.PASS and interval is not None and interval.method.startswith("clustered"):
+        caveats.append(clustered_caveat(policy.confidence))
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     return RuleResult(
@@ -188,6 +190,7 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
         source=rule.source,
         line=rule.line,
         details=dict(details),
+        caveats=tuple(caveats),
     )
 
 
@@ -261,12 +264,11 @@ def _verdict(
             f"{head}; {_few_groups(details)} the clustered interval is not trustworthy: review by hand or add groups.",
         )
     side = side_of(rule.kind, threshold, interval)
-    caveat = CLUSTERED_CAVEAT if interval.method.startswith("clustered") else ""
     if side == "clears":
         return (
             Verdict.PASS,
             ("interval_clears_threshold", *reasons),
-            (f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}.{caveat}"),
+            (f"{head}: the {bound_word} bound {fmt(clear_value)} clears {relation} {threshold:g}."),
         )
     if side == "misses":
         return (
@@ -327,20 +329,6 @@ def _verdict(
     )
 
 
-# The clustered interval's measured one-sided error where it is a little optimistic (docs/statistics.md).
-CLUSTERED_CAVEAT = (
-    " (The clustered interval is approximate: where groups of unequal size are strongly correlated, ICC 0.2 or "
-    "more, at pass rates of 0.90 to 0.95, its one-sided error was measured at about 3% against a nominal 2.5%.)"
-)
-
-
-# A regression guard on a judge criterion compares the judge's verdicts on both versions (docs/statistics.md).
-JUDGE_REGRESSION_CAVEAT = (
-    " These are the judge's verdicts on both versions, not people's: the interval does not carry the judge's errors "
-    "(a judge that passes some failures understates a drop)."
-)
-
-
 def _groups_needed(threshold: float, confidence: float) -> int:
     """The fewest groups whose perfect run clears ``min: threshold``: (α/2)^(1/G) >= threshold."""
     tail = (1.0 - confidence) / 2.0
@@ -384,7 +372,7 @@ def decide_regression(
     drop this set resolves. With ``groups`` the clustered interval decides (approximate;
     ``oloproof.pairs.grouped_review``).
     """
-    from oloproof.pairs import as_outcomes, caveat, grouped_review, listed, pair  # lazy: start-up
+    from oloproof.pairs import as_outcomes, caveat, grouped_review, judge_review, listed, pair  # lazy: start-up
 
     common = dict(
         rule_id=rule.id,
@@ -415,12 +403,19 @@ def decide_regression(
             ),
             **common,  # type: ignore[arg-type]
         )
-    paired = pair(as_outcomes(baseline.values), as_outcomes(now.values), confidence=policy.confidence, groups=groups)
+    judged = any(side.judged is not None or "judge" in side.details for side in (now, baseline))  # a judge graded
+    paired = pair(
+        as_outcomes(baseline.values),
+        as_outcomes(now.values),
+        confidence=policy.confidence,
+        groups=groups,
+        judged=judged,
+    )
     interval, resolution = paired.decisive, paired.resolution
     reasons: list[str] = []
     if paired.missing:
         reasons.append("missing_outputs")
-    for code in now.reasons + baseline.reasons:
+    for code in (*now.reasons, *baseline.reasons, *(["judge_graded"] if judged else [])):
         if code not in reasons:
             reasons.append(code)
     floor = -rule.threshold
@@ -438,7 +433,10 @@ def decide_regression(
     invalid = [code for code in reasons if code in INVALIDATING]
     side = side_of("min", floor, interval)  # the difference must stay at or above −max_drop
     review = (
-        None if invalid else grouped_review(paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons)
+        None
+        if invalid
+        else judge_review(paired, reasons=reasons, unfit_for_review=unfit_for_review)
+        or grouped_review(paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons)
     )
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."
@@ -449,7 +447,6 @@ def decide_regression(
         reasons.insert(0, "interval_clears_threshold")
         verdict = Verdict.PASS
         sentence = f"{head}: the lower bound {interval.low:+.3f} is within the allowed drop {rule.threshold:g}{moved}."
-        sentence += caveat(paired)
     elif side == "misses":
         reasons.insert(0, "interval_misses_threshold")
         verdict = Verdict.FAIL
@@ -476,7 +473,10 @@ def decide_regression(
     return RuleResult(
         verdict=verdict,
         reasons=tuple(reasons),
-        sentence=sentence + sizing + (JUDGE_REGRESSION_CAVEAT if now.judged is not None else ""),
+        sentence=sentence + sizing,
+        caveats=tuple(
+            text for text in [caveat(paired, policy.confidence)] if text and (verdict is Verdict.PASS or judged)
+        ),
         interval=interval,
         passes=None,
         missing=len(paired.missing),

@@ -13,13 +13,14 @@ and the lists of cases that regressed or improved use the cases both versions an
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
+from oloproof.stats.caveats import JUDGE_GRADED, clustered_paired_caveat
 from oloproof.stats.clustered_paired import ClusteredPaired, clustered_paired_difference
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.stats.paired import PairedCounts, mcnemar_exact_p, paired_counts, paired_difference
@@ -28,6 +29,7 @@ from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     from oloproof.config import Release
+    from oloproof.result import RuleResult
     from oloproof.runstore import RunRecord, RunStore
     from oloproof.testset import TestSet
 
@@ -57,6 +59,8 @@ class Pairing:
     missing: tuple[int, ...]
     # The set declares groups: the clustered interval (approximate) is the one that decides.
     clustered: ClusteredPaired | None = None
+    # Both versions were graded by a judge: every interval is judge-graded and decides nothing.
+    judged: bool = False
 
     @property
     def decisive(self) -> Interval:
@@ -90,7 +94,7 @@ class Pairing:
     def intervals_json(self) -> dict[str, Any]:
         """``exact`` (null on a grouped set: the case-level ones ignore the groups) and ``approximate``."""
         return {
-            "exact": interval_json(self.exact) if self.clustered is None else None,
+            "exact": interval_json(self.exact) if self.clustered is None and not self.judged else None,
             "approximate": interval_json(self.approximate),
         }
 
@@ -113,6 +117,8 @@ class Pairing:
                 "n_eff": self.clustered.n_eff,
                 "few_clusters": self.clustered.few_clusters,
             },
+            "judge_graded": self.judged,
+            "decides": not self.judged,
             "mcnemar_exact_p": self.mcnemar_p,
             "discordance": self.discordance,
             "resolution": self.resolution,
@@ -152,12 +158,14 @@ def pair(
     *,
     confidence: float,
     groups: Sequence[str | int] | None = None,
+    judged: bool = False,
 ) -> Pairing:
     """Pair two versions' outcomes case by case (``old[i]`` and ``new[i]`` are the same case).
 
     With ``groups`` (one label per case, from a set that declares groups) the decisive interval is
     the clustered one (``oloproof.stats.clustered_paired``, approximate) and the resolution counts
-    the design effect."""
+    the design effect. ``judged`` (both versions graded by a judge): every interval is relabelled
+    judge-graded and approximate, and ``judge_review`` keeps it from deciding."""
     low_table = paired_counts(old, new, impute="conservative")
     high_table = paired_counts(old, new, impute="optimistic")
     n = low_table.n
@@ -177,8 +185,8 @@ def pair(
             low=low.low,
             high=high.high,
             level=low.level,
-            method=low.method,
-            approximate=low.approximate,
+            method=f"{JUDGE_GRADED} {low.method}" if judged else low.method,
+            approximate=low.approximate or judged,
         )
 
     discordance = low_table.discordant / n
@@ -187,6 +195,9 @@ def pair(
     effective = n
     if groups is not None:
         clustered = clustered_paired_difference(old, new, groups, confidence=confidence, floor=exact)
+        if judged:
+            relabelled = replace(clustered.interval, method=f"{JUDGE_GRADED} {clustered.interval.method}")
+            clustered = replace(clustered, interval=relabelled)
         effective = max(1, int(clustered.n_eff))
     return Pairing(
         n=n,
@@ -201,6 +212,7 @@ def pair(
         improved=improved,
         missing=missing,
         clustered=clustered,
+        judged=judged,
     )
 
 
@@ -211,16 +223,62 @@ def _resolution(n: int, discordance: float, confidence: float) -> float | None:
     return mdd if mdd < 1.0 else None
 
 
-# Where the clustered paired interval was measured optimistic (docs/statistics.md): said on a PASS.
-CLUSTERED_PAIRED_CAVEAT = (
-    " (The clustered paired interval is approximate: with 30-40 groups of very unequal size, strong within-group "
-    "correlation (ICC 0.5) and rare regressions, its false-PASS rate was measured at 4-8% against a nominal 2.5%.)"
+# Why a paired comparison on a judge criterion decides nothing (docs/statistics.md, "Judges").
+JUDGE_PAIRED_CAVEAT = (
+    "Both versions were graded by the judge, not by people: a judge's errors shrink the differences between "
+    "versions (one that passes every success and a fifth of the failures shows only four fifths of a drop), and no "
+    "paired interval that carries them is implemented, so the judge-graded interval is shown and decides nothing: "
+    "gate on human-graded outcomes or review the change by hand."
 )
 
 
-def caveat(paired: Pairing) -> str:
-    """The clustered interval's caveat for a PASS on a grouped set ("" otherwise)."""
-    return CLUSTERED_PAIRED_CAVEAT if paired.clustered is not None else ""
+def caveat(paired: Pairing, confidence: float) -> str:
+    """The caveat a paired comparison carries ("" when none): the judge's, or the clustered interval's."""
+    if paired.judged:
+        return JUDGE_PAIRED_CAVEAT
+    return clustered_paired_caveat(confidence) if paired.clustered is not None else ""
+
+
+# Why a recipe's seeds interval on a judge criterion decides nothing (the same reason as a pair's).
+JUDGE_SEEDS_CAVEAT = (
+    "Every checkpoint was graded by the judge, not by people: the seeds interval does not carry the judge's errors "
+    "(which may differ from checkpoint to checkpoint, and bias the rate), so it is shown and decides nothing: judge "
+    "the recipe on human-graded outcomes or review it by hand."
+)
+
+
+def judge_only(result: RuleResult, unfit_for_review: Callable[[Sequence[str]], str]) -> RuleResult:
+    """A rule read from a judge's verdicts alone (a recipe's seeds): never PASS or FAIL.
+
+    A PASS or FAIL becomes MANUAL_REVIEW (INSUFFICIENT_EVIDENCE where the evidence is invalid or
+    incomplete, as ``unfit_for_review`` says); every verdict gains ``judge_graded`` and the caveat."""
+    decided = ("interval_clears_threshold", "interval_misses_threshold")
+    codes = [code for code in dict.fromkeys([*result.reasons, "judge_graded"]) if code not in decided]
+    verdict, sentence = result.verdict, result.sentence
+    if verdict in (Verdict.PASS, Verdict.FAIL):
+        unfit = unfit_for_review(codes)
+        verdict = Verdict.INSUFFICIENT_EVIDENCE if unfit else Verdict.MANUAL_REVIEW
+        sentence += " It is not decided: these are the judge's verdicts, not people's" + (
+            f", and {unfit}." if unfit else "; review the recipe by hand."
+        )
+    return replace(
+        result, verdict=verdict, reasons=tuple(codes), sentence=sentence, caveats=(*result.caveats, JUDGE_SEEDS_CAVEAT)
+    )
+
+
+def judge_review(
+    paired: Pairing, *, reasons: list[str], unfit_for_review: Callable[[Sequence[str]], str]
+) -> tuple[Verdict, list[str], str] | None:
+    """Why a pair graded by a judge is not decided (None when it is not judge-graded): MANUAL_REVIEW,
+    or INSUFFICIENT_EVIDENCE where the evidence is invalid or incomplete anyway."""
+    if not paired.judged:
+        return None
+    codes = list(dict.fromkeys([*reasons, "judge_graded"]))
+    unfit = unfit_for_review(codes)
+    why = "the comparison is of the judge's verdicts on both versions, which cannot decide it"
+    if unfit:
+        return Verdict.INSUFFICIENT_EVIDENCE, codes, f"{why}, and {unfit}, so it is not decided"
+    return Verdict.MANUAL_REVIEW, codes, f"{why}: review the change by hand or gate on human-graded outcomes"
 
 
 def grouped_review(
@@ -294,6 +352,11 @@ def paired_criterion(release: Release, criterion: str | None, *, what: str) -> s
             f"compares the plain outputs of two runs: name another with --criterion ({', '.join(plain) or 'none'})"
         )
     return criterion
+
+
+def judge_graded(release: Release, criterion: str) -> bool:
+    """Whether ``criterion``'s outcomes are a judge's verdicts (not people's, not a fixed check's)."""
+    return release.criteria()[criterion].type == "judge"
 
 
 def run_outcomes(

@@ -44,6 +44,14 @@ class RuleResult:
     source: str  # file where the rule is declared
     line: int | None
     details: dict[str, Any] = field(default_factory=dict)
+    # What the interval cannot promise where the rule is decided on it (an assumption, a measured
+    # error above the nominal one): each a sentence, shown under the verdict table once.
+    caveats: tuple[str, ...] = ()
+
+    @property
+    def full_sentence(self) -> str:
+        """The sentence with its caveats, for a renderer that shows one text per rule."""
+        return " ".join((self.sentence, *self.caveats))
 
     @classmethod
     def undecided(
@@ -86,7 +94,8 @@ class RuleResult:
             "threshold": self.threshold,
             "verdict": self.verdict.value,
             "reasons": list(self.reasons),
-            "sentence": self.sentence,
+            "sentence": self.full_sentence,
+            "caveats": list(self.caveats),
             "estimate": self.interval.estimate if self.interval else None,
             "interval": interval_json(self.interval),
             "n": self.n,
@@ -97,6 +106,17 @@ class RuleResult:
             "line": self.line,
             "details": self.details,
         }
+
+
+def shared_caveats(rules: tuple[RuleResult, ...] | list[RuleResult]) -> list[tuple[list[str], str]]:
+    """Each distinct caveat of ``rules`` once, with the ids of the rules it applies to, in rule order."""
+    seen: dict[str, list[str]] = {}
+    for rule in rules:
+        for text in rule.caveats:
+            ids = seen.setdefault(text, [])
+            if rule.rule_id not in ids:
+                ids.append(rule.rule_id)
+    return [(ids, text) for text, ids in seen.items()]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,6 +59,10 @@ REASONS: dict[str, str] = {
     "regex_timeout": "a pattern exceeded its time budget on some cases; those cases count as missing",
     "judge_untrusted": "the judge's agreement with human labels does not meet the policy's judges thresholds",
     "judge_failed": "the judge command crashed or timed out",
+    "judge_graded": (
+        "a paired comparison (regression guard, compare, gap) or a recipe's seeds read only the judge's verdicts: the "
+        "judge's errors shrink differences between versions and do not reach the interval, so it never PASSes or FAILs"
+    ),
     "labels_not_representative": (
         "the judge passes the labelled cases at a different rate from the others (Fisher exact p < 0.001): the labels "
         "are not a random sample of the test cases, or the judge can tell which cases are labelled"

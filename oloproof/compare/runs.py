@@ -21,15 +21,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from oloproof.decide import INVALIDATING, side_of
+from oloproof.decide import INVALIDATING, side_of, unfit_for_review
 from oloproof.errors import UsageError
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, case_groups, caveat, grouped_review, pair, paired_criterion, run_outcomes
+from oloproof.pairs import (
+    Pairing,
+    case_groups,
+    caveat,
+    grouped_review,
+    judge_graded,
+    judge_review,
+    pair,
+    paired_criterion,
+    run_outcomes,
+)
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     from oloproof.config import Release
+    from oloproof.policy import Policy
     from oloproof.runstore import RunRecord, RunStore
     from oloproof.testset import TestSet
 
@@ -45,6 +56,7 @@ class Decision:
     verdict: Verdict
     reasons: tuple[str, ...]
     sentence: str
+    caveats: tuple[str, ...] = ()  # each its own sentence (the judge's, a measured error above the nominal)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +125,7 @@ class Comparison:
                 "verdict": decision.verdict.value,
                 "reasons": list(decision.reasons),
                 "sentence": decision.sentence,
+                "caveats": list(decision.caveats),
             },
             "checker": checker_identity().to_json(),
         }
@@ -147,16 +160,19 @@ def compare_runs(
         )
     old_values, old_reasons = run_outcomes(release, testset, store, old, name, ref=old_ref)
     new_values, new_reasons = run_outcomes(release, testset, store, new, name, ref=new_ref)
-    paired = pair(old_values, new_values, confidence=release.policy.confidence, groups=case_groups(testset))
-    reasons = list(dict.fromkeys((*old_reasons, *new_reasons)))
+    judged = judge_graded(release, name)
+    paired = pair(
+        old_values, new_values, confidence=release.policy.confidence, groups=case_groups(testset), judged=judged
+    )
+    reasons = list(dict.fromkeys((*old_reasons, *new_reasons, *(["judge_graded"] if judged else []))))
     if paired.missing:
         reasons.insert(0, "missing_outputs")
     notes = _notes(old_ref, old, new_ref, new)
     decision = None
     if max_drop is not None:
-        decision = _decide("max_drop", -max_drop, max_drop, paired, reasons, release.policy.allow_approximate_methods)
+        decision = _decide("max_drop", -max_drop, max_drop, paired, reasons, release.policy)
     elif min_gain is not None:
-        decision = _decide("min_gain", min_gain, min_gain, paired, reasons, release.policy.allow_approximate_methods)
+        decision = _decide("min_gain", min_gain, min_gain, paired, reasons, release.policy)
     return Comparison(
         release=release.path,
         criterion=name,
@@ -206,9 +222,10 @@ def _decide(
     threshold: float,
     paired: Pairing,
     reasons: list[str],
-    allow_approximate: bool = False,
+    policy: Policy,
 ) -> Decision:
     interval = paired.decisive
+    said = caveat(paired, policy.confidence)
     wanted = f"a drop of at most {threshold:g}" if kind == "max_drop" else f"a gain of at least {threshold:g}"
     invalid = [code for code in reasons if code in INVALIDATING]
     if invalid:
@@ -218,15 +235,21 @@ def _decide(
             verdict=Verdict.INSUFFICIENT_EVIDENCE,
             reasons=tuple(reasons),
             sentence=f"the evidence is invalid ({', '.join(invalid)}): it cannot show {wanted}",
+            caveats=(said,) if paired.judged else (),
         )
-    review = grouped_review(paired, allow_approximate=allow_approximate, reasons=reasons)
+    review = judge_review(paired, reasons=reasons, unfit_for_review=unfit_for_review) or grouped_review(
+        paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons
+    )
     if review is not None:
         verdict, codes, why = review
-        return Decision(kind=kind, threshold=threshold, verdict=verdict, reasons=tuple(codes), sentence=why)
+        caveats = (said,) if paired.judged else ()
+        return Decision(
+            kind=kind, threshold=threshold, verdict=verdict, reasons=tuple(codes), sentence=why, caveats=caveats
+        )
     side = side_of("min", floor, interval)  # both questions are "is B − A at least the floor?"
     if side == "clears":
         verdict, code = Verdict.PASS, "interval_clears_threshold"
-        sentence = f"the lower bound {interval.low:+.3f} shows {wanted}{caveat(paired)}"
+        sentence = f"the lower bound {interval.low:+.3f} shows {wanted}"
     elif side == "misses":
         verdict, code = Verdict.FAIL, "interval_misses_threshold"
         sentence = f"even the upper bound {interval.high:+.3f} falls short of {wanted}"
@@ -237,4 +260,7 @@ def _decide(
             f"the interval [{interval.low:+.3f}, {interval.high:+.3f}] contains {floor:+g}: it cannot tell whether "
             f"the change is {wanted}{resolution}; add {'groups' if paired.clustered else 'cases'} to settle it"
         )
-    return Decision(kind=kind, threshold=threshold, verdict=verdict, reasons=(code, *reasons), sentence=sentence)
+    caveats = (said,) if said and verdict is Verdict.PASS else ()
+    return Decision(
+        kind=kind, threshold=threshold, verdict=verdict, reasons=(code, *reasons), sentence=sentence, caveats=caveats
+    )

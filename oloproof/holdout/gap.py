@@ -24,7 +24,7 @@ from oloproof.holdout.grouping import grouping_notes, read_pairing
 from oloproof.holdout.history import History, Reading, holdout_history, usable
 from oloproof.holdout.records import command_digest
 from oloproof.identity import checker_identity
-from oloproof.pairs import Pairing, case_groups, pair, paired_criterion, run_outcomes
+from oloproof.pairs import JUDGE_PAIRED_CAVEAT, Pairing, case_groups, judge_graded, pair, paired_criterion, run_outcomes
 from oloproof.runstore import RefScope, resolve_ref
 from oloproof.stats.gap import mover_difference
 from oloproof.stats.interval import interval_json
@@ -241,7 +241,7 @@ def gap(
             f"'{baseline_ref}' and '{current_ref}' are both version {baseline.version}: the gap compares the week-0 "
             "version with a later one (give --current, or name the week-0 version as --baseline)"
         )
-    confidence = release.policy.confidence
+    confidence, judged = release.policy.confidence, judge_graded(release, criterion)
     scored: dict[str, tuple[list[bool | None], tuple[str, ...]]] = {}
 
     def score(record: RunRecord, ref: str) -> tuple[list[bool | None], tuple[str, ...]]:
@@ -257,9 +257,9 @@ def gap(
         set="dev",
         old=run_side(baseline, old_dev),
         new=run_side(current, new_dev),
-        pairing=pair(old_dev, new_dev, confidence=confidence, groups=dev_groups),
+        pairing=pair(old_dev, new_dev, confidence=confidence, groups=dev_groups, judged=judged),
     )
-    notes = list(history.notes)
+    notes = [*history.notes, *([JUDGE_PAIRED_CAVEAT] if judged else [])]  # a judge's verdicts decide nothing
     notes.extend(
         f"the {which} dev run is not clean ({', '.join(codes)})"
         for which, codes in (("baseline", old_reasons), ("current", new_reasons))
@@ -276,7 +276,7 @@ def gap(
             set="holdout",
             old=read_side(old_read),
             new=read_side(new_read),
-            pairing=read_pairing(old_read, new_read, confidence=confidence),
+            pairing=read_pairing(old_read, new_read, confidence=confidence, judged=judged),
         )
     # MOVER over the two movements, each clustered where its set declares groups (§5).
     fit = (

@@ -12,9 +12,11 @@ if TYPE_CHECKING:
     from oloproof.holdout.history import Reading
 
 
-def read_pairing(old: Reading, new: Reading, *, confidence: float) -> Pairing:
-    """Two reads of one holdout set paired case by case, clustered when the set has groups."""
-    return pair(list(old.outcomes or ()), list(new.outcomes or ()), confidence=confidence, groups=old.groups)
+def read_pairing(old: Reading, new: Reading, *, confidence: float, judged: bool = False) -> Pairing:
+    """Two reads of one holdout set paired case by case, clustered when the set has groups
+    (``judged``: a judge graded both reads, so every interval is judge-graded)."""
+    old_outcomes, new_outcomes = list(old.outcomes or ()), list(new.outcomes or ())
+    return pair(old_outcomes, new_outcomes, confidence=confidence, groups=old.groups, judged=judged)
 
 
 def grouping_notes(*, dev_grouped: bool, holdout: Reading | None) -> list[str]:

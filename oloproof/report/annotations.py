@@ -100,7 +100,7 @@ def collect(
         if level is None:
             continue
         reasons = ", ".join(code for code in rule.reasons if code != "interval_clears_threshold")
-        message = rule.sentence + (f"\nreasons: {reasons}" if reasons else "")
+        message = rule.full_sentence + (f"\nreasons: {reasons}" if reasons else "")
         file = path_of(rule.source)
         found.append(
             (

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from oloproof.inert import inert
-from oloproof.pairs import listed
+from oloproof.pairs import JUDGE_PAIRED_CAVEAT, listed
 
 if TYPE_CHECKING:
     from oloproof.compare.runs import Comparison
@@ -92,6 +92,9 @@ def lines(comparison: Comparison) -> list[str]:
         "measures fit to the set (`oloproof gap` separates the two with the holdout)"
     )
     decision = comparison.decision
+    if comparison.pairing.judged and (decision is None or not decision.caveats):
+        out.append(f"caveat: {JUDGE_PAIRED_CAVEAT}")  # no verdict asked: the interval still decides nothing
     if decision is not None:
+        out.extend(f"caveat: {inert(text)}" for text in decision.caveats)
         out.append(f"verdict: {decision.verdict.value}  ({inert(decision.sentence)}; exit {comparison.exit_code})")
     return out

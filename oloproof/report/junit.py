@@ -43,7 +43,9 @@ def render(result: GateResult) -> str:
         if rule.verdict is Verdict.PASS:
             continue
         tag = "error" if rule.verdict is Verdict.BLOCKED else "failure"
-        element = ET.SubElement(case, tag, type=rule.verdict.value, message=f"{rule.verdict.value}: {rule.sentence}")
+        element = ET.SubElement(
+            case, tag, type=rule.verdict.value, message=f"{rule.verdict.value}: {rule.full_sentence}"
+        )
         element.text = "reasons: " + ", ".join(rule.reasons)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oloproof.inert import inert, inert_lines
-from oloproof.result import RuleResult
+from oloproof.result import RuleResult, shared_caveats
 from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
 
@@ -177,6 +177,8 @@ def _scores_note(result: GateResult) -> Block:
         f"({len(result.testset)} cases), never the holdout. A verdict is decided on the interval's bounds, "
         "never on the estimate; ≈ marks an approximate interval.\n\n"
     )
+    for ids, caveat in shared_caveats(result.rules):  # one line each, however many rules share it
+        text += f"**Caveat** ({', '.join(code(rule_id) for rule_id in ids)}): {esc(caveat)}\n\n"
     return Block(text=text, name="note on scores")
 
 

@@ -40,10 +40,10 @@ def render(result: SeedsResult) -> str:
     rule = result.rule
     interval = rule.interval
     summary = (
-        f"{html.escape(rule.verdict.value)} — {html.escape(rule.sentence)}"
+        f"{html.escape(rule.verdict.value)} — {html.escape(rule.full_sentence)}"
         if interval is None
         else f"{html.escape(rule.verdict.value)}: {interval.estimate:.1%} [{interval.low:.1%}, {interval.high:.1%}] "
-        f"— {html.escape(rule.sentence)}"
+        f"— {html.escape(rule.full_sentence)}"
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

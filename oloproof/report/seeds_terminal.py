@@ -68,7 +68,7 @@ def build(result: SeedsResult) -> Group:
     verdict = Text()
     verdict.append(f"{inert(rule.rule_id)}: ", style="bold")
     verdict.append(rule.verdict.value, style=STYLE[rule.verdict])
-    verdict.append(f"  {inert(rule.sentence)}")
+    verdict.append(f"  {inert(rule.full_sentence)}")
     parts.append(verdict)
     if result.recipe is not None:
         ids = [case.id for case in testset.cases]

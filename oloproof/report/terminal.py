@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from oloproof.inert import inert, inert_lines
-from oloproof.result import GateResult
+from oloproof.result import GateResult, shared_caveats
+from oloproof.stats.caveats import JUDGE_GRADED
 from oloproof.store import short_digest as short_digest  # one shortening; renderers import it from here too
 from oloproof.verdicts import Verdict
 
@@ -89,8 +90,13 @@ def build(result: GateResult) -> Group:
                 ", ".join(report.reasons),
             )
     parts.append(table)
-    if any(rule.interval is not None and rule.interval.approximate for rule in result.rules):
+    marked = [rule.interval for rule in result.rules if rule.interval is not None and rule.interval.approximate]
+    if any(not interval.method.startswith(JUDGE_GRADED) for interval in marked):
         parts.append(Text("* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
+    if any(interval.method.startswith(JUDGE_GRADED) for interval in marked):
+        parts.append(Text("* judge-graded paired interval: shown, never decides", style="dim"))
+    for ids, text in shared_caveats(result.rules):
+        parts.append(Text(f"caveat ({inert(', '.join(ids))}): {inert(text)}"))
 
     for report in result.checks:
         line = Text()

@@ -23,6 +23,7 @@ from oloproof.config import Release, require_criterion
 from oloproof.decide import INVALIDATING, interval_text, side_of, unfit_for_review
 from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
+from oloproof.pairs import judge_only
 from oloproof.result import CheckReport, RuleResult
 from oloproof.run import describe_problems
 from oloproof.seeds.copies import count_seeds, counted_details, seed_notes
@@ -246,6 +247,8 @@ def decide_recipe(
     if dropped:
         decided = recipe_interval(distinct, confidence=policy.confidence) if distinct.shape[1] >= 2 else None
     result = _verdict(spec, rule, policy, decided, distinct, reasons, interval_text, common)
+    if evaluator.type == "judge":  # the judge's verdicts alone never decide (oloproof.pairs.judge_only)
+        result = judge_only(result, unfit_for_review)
     result = replace(
         result,
         sentence=f"{result.sentence}{seed_notes(counted)}",

@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from oloproof.stats._validate import check_confidence
+from oloproof.stats.caveats import ppi_caveat
 from oloproof.stats.interval import Interval
 
 __all__ = ["DOUBLE_SAMPLING", "PPI", "DoubleSampling", "double_sampling", "ppi_lambda", "ppi_mean"]
@@ -197,11 +198,6 @@ def ppi_mean(
 
 
 ASSUMPTION = "assumes the labelled cases are a random sample of the test cases"
-# The measured one-sided error of PPI++ where it is optimistic (benchmarks/judge_coverage.py, docs/statistics.md).
-PPI_CAVEAT = (
-    "; it is approximate: with 50-100 labels at pass rates of 0.8-0.95 its one-sided error was measured at 3-31% "
-    "against a nominal 2.5%"
-)
 
 
 def judged_interval(
@@ -318,7 +314,7 @@ def judged_interval(
     if n_labelled < 2:
         details["no_method"] = "PPI needs at least 2 labelled cases"
         return None, details
-    details["assumption"] = str(details["assumption"]) + PPI_CAVEAT
+    details["assumption"] = str(details["assumption"]) + ppi_caveat(confidence)  # measured error by label count
     unl = ~labelled
     low, lam_low = ppi_mean(y_low[labelled], j_low[labelled], j_low[unl], confidence=confidence)
     high, lam_high = ppi_mean(y_high[labelled], j_high[labelled], j_high[unl], confidence=confidence)

@@ -48,7 +48,10 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
         "set allow_approximate_methods: true to let it decide.",
         interval=Interval(estimate=0.882, low=0.832, high=0.919, level=0.95, method="crossed cases × seeds", approximate=True),
         n=1750, passes=1543.0, missing=0, resolution=None, source="release.yaml", line=14,
+        caveats=("The interval assumes the seeds are a random sample of the recipe's seeds.", "A caveat shared by two rules, said once."),
     )
+    # A PASS's caveats are shown under the table (issue 17 audit): one line each, a shared one once.
+    shared = ("A caveat shared by two rules, said once.",)
     checks = (
         CheckReport(
             name="leakage", title="Leakage", status="clean: none of 100 cases is in data/training.jsonl (5000 rows)",
@@ -72,7 +75,7 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GateResult:
             lines=("last read: holdout score 0.708 (85/120) on the holdout set, reason \"release v1.1.0\"",),
         ),
     )
-    rules = (*result.rules, recipe)
+    rules = (replace(result.rules[0], caveats=shared), *result.rules[1:], recipe)
     verdicts = [rule.verdict for rule in rules] + [check.verdict for check in checks if check.verdict is not None]
     return replace(
         result, checker=checker, generated_at="2026-01-01T00:00:00Z", run=run, checks=checks, rules=rules,
