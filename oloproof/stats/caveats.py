@@ -39,9 +39,9 @@ def clustered_caveat(confidence: float) -> str:
 def clustered_paired_caveat(confidence: float) -> str:
     """The clustered paired interval's caveat (``oloproof.stats.clustered_paired``)."""
     return (
-        "The clustered paired interval is approximate: with 30-40 groups of very unequal size, strong within-group "
-        "correlation (ICC 0.5) and rare regressions, its false-PASS rate was measured at 4-8% "
-        f"{_against(confidence)}."
+        "The clustered paired interval is approximate: with groups of very unequal size, within-group correlation "
+        "and rare regressions, the guard's false-PASS rate was measured at up to 4% (where groups are few by count or "
+        f"by size the gate does not decide) {_against(confidence)}."
     )
 
 

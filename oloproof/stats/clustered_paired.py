@@ -33,7 +33,8 @@ upper one, each limit from its own full clustered analysis (as ``oloproof.pairs`
 exact interval), so missing outputs alone never PASS or FAIL a comparison.
 
 The interval is approximate (a central limit theorem over groups); with fewer than
-``MIN_CLUSTERS`` groups ``few_clusters`` is set and the gate sends the rule to a manual review.
+``MIN_CLUSTERS`` groups, counted or by size (``groups_by_size``), ``few_clusters`` is set and the gate
+sends the rule to a manual review.
 Measured coverage: ``benchmarks/grouped_paired_coverage.py`` and docs/statistics.md.
 
 References
