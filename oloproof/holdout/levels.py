@@ -62,7 +62,20 @@ def _range(interval: Interval) -> str:
 
 
 def composition_sentence(version: str, raw: Interval, reweighted: Interval, dev: Interval, hold: Interval) -> str:
-    """What the week-0 version's two gaps say about composition (dev minus holdout, in points)."""
+    """What the week-0 version's two gaps say about composition (dev minus holdout, in points). When
+    the raw gap itself lies within noise, the reading is said to be only that: a best reading, not
+    a finding (the red team of issue 17: 1 + 2 cases per set got "the gap is composition")."""
+    sentence = _composition(version, raw, reweighted, dev, hold)
+    claims = not sentence.startswith("composition explains none")  # that one says nothing to doubt
+    if claims and raw.low <= 0.0 <= raw.high and abs(raw.estimate) >= SAME:
+        sentence += (
+            f" (the raw gap itself lies within noise, {_range(raw)}: this is the best reading of these sets, not a "
+            "finding)"
+        )
+    return sentence
+
+
+def _composition(version: str, raw: Interval, reweighted: Interval, dev: Interval, hold: Interval) -> str:
     share = raw.estimate - reweighted.estimate
     holds_zero = reweighted.low <= 0.0 <= reweighted.high
     levels = (

@@ -16,7 +16,8 @@ from oloproof.stats.interval import Interval
 
 COMPOSITION = (
     "the apparent gap of +5.0 points between the sets is composition: recombined under one mix, v0 scores 0.700 "
-    "on the dev set and 0.700 on the holdout"
+    "on the dev set and 0.700 on the holdout (the raw gap itself lies within noise, 95% [-8.0, +17.8]: this is the "
+    "best reading of these sets, not a finding)"
 )
 
 
@@ -90,7 +91,7 @@ def test_the_chapters_composition_point_is_shown_as_it_is_made(
     assert f"  {COMPOSITION}\n" in out
     assert "| <code>v0</code> (week 0) | raw | 0.750 | 0.700 | +5.0, " in markdown
     assert "| <code>v0</code> (week 0) | reweighted | 0.700 | 0.700 | +0.0, " in markdown
-    assert f"**{COMPOSITION}**" in markdown
+    assert "**" + COMPOSITION.replace("[", "&#91;").replace("]", "&#93;") + "**" in markdown
     assert data["composition"]["notes"] == [] and data["composition"]["refused"] is None
 
 
