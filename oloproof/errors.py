@@ -45,10 +45,23 @@ class ConfigError(OloproofError):
         return f"{where}: {self.key_path}: {self.message}" if self.key_path else f"{where}: {self.message}"
 
 
+MAX_MESSAGE = 1_000  # characters of a data error's message: an id or value quoted from a file may be huge
+
+
+def clipped(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` cut in the middle to about ``limit`` characters (its advice, at the end, is kept)."""
+    if len(message) <= limit:
+        return message
+    head, tail = message[: limit * 2 // 3], message[-(limit // 3) :]
+    return f"{head} … ({len(message) - len(head) - len(tail)} characters left out) … {tail}"
+
+
 class DataError(OloproofError):
-    """A data file (JSONL, CSV) is malformed. Renders as ``file:line: message``."""
+    """A data file (JSONL, CSV) is malformed. Renders as ``file:line: message``; a message longer than
+    ``MAX_MESSAGE`` characters (a 100,000-character id quoted from the file) is cut in the middle."""
 
     def __init__(self, path: str, line: int | None, message: str) -> None:
+        message = clipped(message)
         self.path = path
         self.line = line
         self.message = message

@@ -43,77 +43,199 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("testset:", "leakag: required\ntestset:",
-         "release.yaml:4: leakag: unknown key (did you mean 'leakage'?); allowed keys: evaluators, holdout, leakage, metamorphic, policy, seeds, system, testset"),
-        ("min: 0.8", "min: 1.5", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 1.5: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass"),
+        (
+            "testset:",
+            "leakag: required\ntestset:",
+            "release.yaml:4: leakag: unknown key (did you mean 'leakage'?); allowed keys: evaluators, holdout, leakage, metamorphic, policy, seeds, system, testset",
+        ),
+        (
+            "min: 0.8",
+            "min: 1.5",
+            "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 1.5: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+        ),
         # Thresholds that could never fail would let a gate with no evidence PASS.
-        ("min: 0.8", "min: 0", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 0: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass"),
-        ("min: 0.8", "max: 1", "release.yaml:10: policy.rules[0].max: expected a number in (0, 1), got 1: max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass"),
-        ("min: 0.8", "baseline: latest, max_drop: 1", "release.yaml:10: policy.rules[0].max_drop: expected a number in (0, 1), got 1: max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two identical versions, so max_drop: 0 could never pass"),
-        ("policy:\n", "policy:\n  confidence: 0.05\n", "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 0.05"),
-        ("policy:\n", "policy:\n  judges: {min_agreement: 0}\n", "release.yaml:9: policy.judges.min_agreement: expected a number in (0, 1), got 0: no finite number of labels gives an agreement lower bound of 1, so a judge could never be trusted"),
-        ("min: 0.8", "min: 0.8, method: bca",
-         "release.yaml:10: policy.rules[0].method: method bca applies to score criteria; 'correct' (label_match) is pass/fail and always uses the exact Clopper-Pearson interval"),
-        ("python predict.py", "python 'predict.py", "release.yaml:3: system.command: cannot split the command: No closing quotation"),
-        ("min: 0.8", "min: 1", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 1: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass"),
-        ("min: 0.8", "max: 0", "release.yaml:10: policy.rules[0].max: expected a number in (0, 1), got 0: max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass"),
-        ("min: 0.8", "baseline: latest, max_drop: 0", "release.yaml:10: policy.rules[0].max_drop: expected a number in (0, 1), got 0: max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two identical versions, so max_drop: 0 could never pass"),
-        ("policy:\n", "policy:\n  judges: {min_agreement: 1}\n", "release.yaml:9: policy.judges.min_agreement: expected a number in (0, 1), got 1: no finite number of labels gives an agreement lower bound of 1, so a judge could never be trusted"),
-        ("command: python predict.py", "command: python predict.py\n  batch_size: 1180591620717411303424", "release.yaml:4: system.batch_size: expected an integer of at most 63 bits, got 1180591620717411303424"),
-        ("command: python predict.py", "command: python predict.py\n  timeout_s: 1" + "0" * 400, "release.yaml:4: system.timeout_s: expected a finite number, got 100000000000000000000000… (401 characters) (too large)"),
-        ("policy:\n", "x: " + "[" * 20000 + "]" * 20000 + "\npolicy:\n", "release.yaml:8: nested more than 64 levels deep; no key of an oloproof file needs more than a few"),
-        ("min: 0.8", "min: -0.1", "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got -0.1: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass"),
+        (
+            "min: 0.8",
+            "min: 0",
+            "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 0: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+        ),
+        (
+            "min: 0.8",
+            "max: 1",
+            "release.yaml:10: policy.rules[0].max: expected a number in (0, 1), got 1: max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
+        ),
+        (
+            "min: 0.8",
+            "baseline: latest, max_drop: 1",
+            "release.yaml:10: policy.rules[0].max_drop: expected a number in (0, 1), got 1: max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two identical versions, so max_drop: 0 could never pass",
+        ),
+        (
+            "policy:\n",
+            "policy:\n  confidence: 0.05\n",
+            "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 0.05",
+        ),
+        (
+            "policy:\n",
+            "policy:\n  judges: {min_agreement: 0}\n",
+            "release.yaml:9: policy.judges.min_agreement: expected a number in (0, 1), got 0: no finite number of labels gives an agreement lower bound of 1, so a judge could never be trusted",
+        ),
+        (
+            "min: 0.8",
+            "min: 0.8, method: bca",
+            "release.yaml:10: policy.rules[0].method: method bca applies to score criteria; 'correct' (label_match) is pass/fail and always uses the exact Clopper-Pearson interval",
+        ),
+        (
+            "python predict.py",
+            "python 'predict.py",
+            "release.yaml:3: system.command: cannot split the command: No closing quotation",
+        ),
+        (
+            "min: 0.8",
+            "min: 1",
+            "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got 1: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+        ),
+        (
+            "min: 0.8",
+            "max: 0",
+            "release.yaml:10: policy.rules[0].max: expected a number in (0, 1), got 0: max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
+        ),
+        (
+            "min: 0.8",
+            "baseline: latest, max_drop: 0",
+            "release.yaml:10: policy.rules[0].max_drop: expected a number in (0, 1), got 0: max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two identical versions, so max_drop: 0 could never pass",
+        ),
+        (
+            "policy:\n",
+            "policy:\n  judges: {min_agreement: 1}\n",
+            "release.yaml:9: policy.judges.min_agreement: expected a number in (0, 1), got 1: no finite number of labels gives an agreement lower bound of 1, so a judge could never be trusted",
+        ),
+        (
+            "command: python predict.py",
+            "command: python predict.py\n  batch_size: 1180591620717411303424",
+            "release.yaml:4: system.batch_size: expected an integer of at most 63 bits, got 1180591620717411303424",
+        ),
+        (
+            "command: python predict.py",
+            "command: python predict.py\n  timeout_s: 1" + "0" * 400,
+            "release.yaml:4: system.timeout_s: expected a finite number, got 100000000000000000000000… (401 characters) (too large)",
+        ),
+        (
+            "policy:\n",
+            "x: " + "[" * 20000 + "]" * 20000 + "\npolicy:\n",
+            "release.yaml:8: nested more than 64 levels deep; no key of an oloproof file needs more than a few",
+        ),
+        (
+            "min: 0.8",
+            "min: -0.1",
+            "release.yaml:10: policy.rules[0].min: expected a number in (0, 1), got -0.1: min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+        ),
         ("min: 0.8", "min: 0.8x", "release.yaml:10: policy.rules[0].min: expected a number, got '0.8x'"),
         ("min: 0.8", "min: .nan", "release.yaml:10: policy.rules[0].min: expected a finite number, got nan"),
-        ("min: 0.8", "mn: 0.8",
-         "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min"),
-        ("min: 0.8", "min: 0.8, max: 0.9", "release.yaml:10: policy.rules[0]: a rule needs exactly one of min, max, or baseline with max_drop; got min, max"),
-        ("criterion: correct", "criterion: corect",
-         "release.yaml:10: policy.rules[0].criterion: no evaluator provides criterion 'corect' (did you mean 'correct'?); available: correct"),
-        ("label_match", "label_mtch",
-         "release.yaml:7: evaluators[0].type: unknown type 'label_mtch'; expected one of: label_match, within_tolerance, regex, contains, judge, metamorphic_relation, score (did you mean 'label_match'?)"),
-        ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  rules: []\n",
-         "release.yaml:9: policy.rules: a policy must hold at least one rule"),
-        ("  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "  confidence: 0.95\n",
-         "release.yaml:9: policy: missing required key 'rules'"),
-        ("policy:\n", "policy:\n  confidence: 1.0\n", "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 1"),
+        (
+            "min: 0.8",
+            "mn: 0.8",
+            "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min",
+        ),
+        (
+            "min: 0.8",
+            "min: 0.8, max: 0.9",
+            "release.yaml:10: policy.rules[0]: a rule needs exactly one of min, max, or baseline with max_drop; got min, max",
+        ),
+        (
+            "criterion: correct",
+            "criterion: corect",
+            "release.yaml:10: policy.rules[0].criterion: no evaluator provides criterion 'corect' (did you mean 'correct'?); available: correct",
+        ),
+        (
+            "label_match",
+            "label_mtch",
+            "release.yaml:7: evaluators[0].type: unknown type 'label_mtch'; expected one of: label_match, within_tolerance, regex, contains, judge, metamorphic_relation, score (did you mean 'label_match'?)",
+        ),
+        (
+            "  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n",
+            "  rules: []\n",
+            "release.yaml:9: policy.rules: a policy must hold at least one rule",
+        ),
+        (
+            "  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n",
+            "  confidence: 0.95\n",
+            "release.yaml:9: policy: missing required key 'rules'",
+        ),
+        (
+            "policy:\n",
+            "policy:\n  confidence: 1.0\n",
+            "release.yaml:9: policy.confidence: expected a number in [0.8, 1), got 1",
+        ),
         ("version: v1", "version: [v1]", "release.yaml:2: system.version: expected a string, got a list"),
         ("version: v1", "version: ''", "release.yaml:2: system.version: must not be empty"),
-        ("  version: v1\n", "  version: v1\n  version: v2\n", "release.yaml:3: system.version: duplicate key (first given on line 2)"),
+        (
+            "  version: v1\n",
+            "  version: v1\n  version: v2\n",
+            "release.yaml:3: system.version: duplicate key (first given on line 2)",
+        ),
         ("testset:\n  cases: data/test.jsonl\n", "", "release.yaml:1: missing required key 'testset'"),
-        ("  command: python predict.py", "  command: python predict.py\n  timeout_s: yes",
-         "release.yaml:4: system.timeout_s: expected a number, got True"),
-        ("evaluators:", "metamorphic: {transforms: []}\nevaluators:",
-         "release.yaml:6: metamorphic.transforms: declare at least one transform"),
-        ("    - {id: accurate, criterion: correct, min: 0.8}\n",
-         "    - {id: accurate, criterion: correct, min: 0.8}\n    - {id: accurate, criterion: correct, min: 0.7}\n",
-         "release.yaml:11: policy.rules[1].id: duplicate rule id 'accurate' (first at policy.rules[0])"),
+        (
+            "  command: python predict.py",
+            "  command: python predict.py\n  timeout_s: yes",
+            "release.yaml:4: system.timeout_s: expected a number, got True",
+        ),
+        (
+            "evaluators:",
+            "metamorphic: {transforms: []}\nevaluators:",
+            "release.yaml:6: metamorphic.transforms: declare at least one transform",
+        ),
+        (
+            "    - {id: accurate, criterion: correct, min: 0.8}\n",
+            "    - {id: accurate, criterion: correct, min: 0.8}\n    - {id: accurate, criterion: correct, min: 0.7}\n",
+            "release.yaml:11: policy.rules[1].id: duplicate rule id 'accurate' (first at policy.rules[0])",
+        ),
         ("system:", "system: [\n", "release.yaml:4: invalid YAML: expected ',' or ']', but got ':'"),
         ("version: v1", "version: !foo v1", "release.yaml:2: unsupported YAML tag !foo"),
-        ("version: v1", "version: !!python/object:os.system v1", "release.yaml:2: unsupported YAML tag tag:yaml.org,2002:python/object:os.system"),
-        ("    - {id: accurate, criterion: correct, min: 0.8}\n",
-         "    - &r {id: accurate, criterion: correct, min: 0.8}\n    - {<<: *r, id: b}\n",
-         "release.yaml:11: policy.rules[1]: YAML merge keys (<<) are not supported; write the keys out"),
-        ("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: nope.yaml\n",
-         "release.yaml:8: policy: policy file not found: nope.yaml"),
+        (
+            "version: v1",
+            "version: !!python/object:os.system v1",
+            "release.yaml:2: unsupported YAML tag tag:yaml.org,2002:python/object:os.system",
+        ),
+        (
+            "    - {id: accurate, criterion: correct, min: 0.8}\n",
+            "    - &r {id: accurate, criterion: correct, min: 0.8}\n    - {<<: *r, id: b}\n",
+            "release.yaml:11: policy.rules[1]: YAML merge keys (<<) are not supported; write the keys out",
+        ),
+        (
+            "policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n",
+            "policy: nope.yaml\n",
+            "release.yaml:8: policy: policy file not found: nope.yaml",
+        ),
     ],
 )
-def test_config_errors_are_pinned(project: Project, capsys: pytest.CaptureFixture[str], old: str, new: str, message: str) -> None:
+def test_config_errors_are_pinned(
+    project: Project, capsys: pytest.CaptureFixture[str], old: str, new: str, message: str
+) -> None:
     assert old in BASE
     assert gate_error(project, BASE.replace(old, new, 1), capsys) == message
 
 
 def test_errors_in_a_policy_file_name_that_file(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    (project.root / "policy.yaml").write_text("confidence: 0.95\nrules:\n  - {id: a, criterion: correct, min: 0.8, maxx: 1}\n")
-    release = BASE.replace("policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: policy.yaml\n")
+    (project.root / "policy.yaml").write_text(
+        "confidence: 0.95\nrules:\n  - {id: a, criterion: correct, min: 0.8, maxx: 1}\n"
+    )
+    release = BASE.replace(
+        "policy:\n  rules:\n    - {id: accurate, criterion: correct, min: 0.8}\n", "policy: policy.yaml\n"
+    )
     message = gate_error(project, release, capsys)
-    assert message == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min"
+    assert (
+        message
+        == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, criterion, description, id, max, max_drop, measure, method, min"
+    )
 
 
 def test_missing_and_empty_and_non_utf8_config(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip().endswith("release.yaml: file not found")
-    assert gate_error(project, "", capsys) == "release.yaml: the file is empty; it needs system, testset, evaluators and policy"
+    assert (
+        gate_error(project, "", capsys)
+        == "release.yaml: the file is empty; it needs system, testset, evaluators and policy"
+    )
     (project.root / "release.yaml").write_bytes(b"system:\n  version: \xff\n")
     assert main(["gate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip().endswith("release.yaml:2: not valid UTF-8")
@@ -134,20 +256,41 @@ GOOD = b'{"id": "a", "expected": {"label": 1}, "x": 1}\n'
         (GOOD + GOOD, "data/test.jsonl:2: duplicate case id 'a' (first on line 1)"),
         (b"", "data/test.jsonl: the test set is empty: it needs at least one case"),
         (b"\n\n", "data/test.jsonl: the test set is empty: it needs at least one case"),
-        (GOOD + b'{"id": "b", "expected": {"label": NaN}}\n', "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers"),
-        (GOOD + b'{"id": "b", "expected": {"label": Infinity}}\n', "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers"),
+        (
+            GOOD + b'{"id": "b", "expected": {"label": NaN}}\n',
+            "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers",
+        ),
+        (
+            GOOD + b'{"id": "b", "expected": {"label": Infinity}}\n',
+            "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers",
+        ),
         (GOOD + b'{"id": "b\xff", "expected": {}}\n', "data/test.jsonl:2: not valid UTF-8 (byte 10 of the line)"),
         (b"[1, 2]\n", "data/test.jsonl:1: expected a JSON object, got an array"),
-        (b'\xef\xbb\xbf{"id": "a"}\n', "data/test.jsonl:1: case 'a': 'expected' must be an object, got none"),  # a BOM is skipped
+        (
+            b'\xef\xbb\xbf{"id": "a"}\n',
+            "data/test.jsonl:1: case 'a': 'expected' must be an object, got none",
+        ),  # a BOM is skipped
         (b'"text"\n', "data/test.jsonl:1: expected a JSON object, got a str"),
         (b'{"id": "a", "expected": {}\n', "data/test.jsonl:1: not valid JSON (Expecting ',' delimiter at column 27)"),
         # A word containing "nan" is not a NaN.
-        (b'{"id": "banana", "expected": {"label": 1}\n', "data/test.jsonl:1: not valid JSON (Expecting ',' delimiter at column 42)"),
+        (
+            b'{"id": "banana", "expected": {"label": 1}\n',
+            "data/test.jsonl:1: not valid JSON (Expecting ',' delimiter at column 42)",
+        ),
         (b'{"expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got no 'id'"),
-        (b'{"id": 7, "expected": {"label": 1}}\n', "data/test.jsonl:1: each case needs a non-empty string 'id', got id 7"),
+        (
+            b'{"id": 7, "expected": {"label": 1}}\n',
+            "data/test.jsonl:1: each case needs a non-empty string 'id', got id 7",
+        ),
         (b'{"id": "a", "label": 1}\n', "data/test.jsonl:1: case 'a': 'expected' must be an object, got none"),
-        (b'{"id": "a", "expected": {"label": 1}, "group": [1]}\n', "data/test.jsonl:1: 'group' must be a string or an integer, got list"),
-        (b'{"id": "a", "expected": {"score": 1}}\n', "data/test.jsonl:1: case 'a': expected has no 'label' (needed by evaluators[0] (label_match))"),
+        (
+            b'{"id": "a", "expected": {"label": 1}, "group": [1]}\n',
+            "data/test.jsonl:1: 'group' must be a string or an integer, got list",
+        ),
+        (
+            b'{"id": "a", "expected": {"score": 1}}\n',
+            "data/test.jsonl:1: case 'a': expected has no 'label' (needed by evaluators[0] (label_match))",
+        ),
     ],
 )
 def test_malformed_test_sets_name_file_and_line(
@@ -211,7 +354,9 @@ def test_unreadable_files_are_usage_errors(project: Project, capsys: pytest.Capt
     assert main(["run", "--outputs", "data", "--version", "v9"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip() == "oloproof: error: data: is a directory, expected a JSONL file of outputs"
     assert main(["run", "--command", "python 'x", "--version", "v9"]) == ExitCode.USAGE
-    assert capsys.readouterr().err.strip() == "oloproof: error: --command: cannot split the command: No closing quotation"
+    assert (
+        capsys.readouterr().err.strip() == "oloproof: error: --command: cannot split the command: No closing quotation"
+    )
 
 
 def test_rerun_and_run_together_are_refused(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -221,11 +366,27 @@ def test_rerun_and_run_together_are_refused(project: Project, capsys: pytest.Cap
 
 
 def test_rule_ids_and_versions_are_never_read_as_markup(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    project.write(cases=labelled_cases(40, 40), rules="  - {id: 'acc[/x]', criterion: correct, min: 0.5}\n  - {id: 'b[bold red]x', criterion: correct, min: 0.5}")
+    project.write(
+        cases=labelled_cases(40, 40),
+        rules="  - {id: 'acc[/x]', criterion: correct, min: 0.5}\n  - {id: 'b[bold red]x', criterion: correct, min: 0.5}",
+    )
     assert main(["gate"]) == ExitCode.PASS
     out = capsys.readouterr().out
     assert "acc[/x]" in out and "b[bold red]x" in out
-    (project.root / "o.jsonl").write_text("".join(json.dumps({"id": f"c{i:05d}", "label": 1}) + "\n" for i in range(40)))
+    (project.root / "o.jsonl").write_text(
+        "".join(json.dumps({"id": f"c{i:05d}", "label": 1}) + "\n" for i in range(40))
+    )
     assert main(["run", "--outputs", "o.jsonl", "--version", "model[/x]"]) == 0
     assert main(["runs"]) == 0
     assert "model[/x]" in capsys.readouterr().out
+
+
+def test_a_huge_id_quoted_in_a_data_error_is_cut_in_the_middle(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The red team of issue 17: a 100,000-character id made a 100 KB error line.
+    huge = "x" * 100_000
+    project.write(cases=[{"id": huge, "answer": 1, "expected": {"label": 1}}] * 2)
+    assert project.cli("gate", "-q") == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert len(err) < 1_500 and "characters left out" in err and "(first on line 1)" in err
