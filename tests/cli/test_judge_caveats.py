@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from oloproof.errors import ExitCode
-from tests.conftest import Project, labelled_cases
+from tests.conftest import Project, judge_label, labelled_cases
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 N = 1000
@@ -55,7 +55,9 @@ def build(project: Project, *, rules: str, policy_extra: str = "", b_missing: in
         cases=cases,
         command=None,
         rules=rules,
-        policy_extra=policy_extra,
+        # The labels here are about the comparison's cases, whichever version's outputs: taken as
+        # grades of each run's outputs (every report says so), which these tests are not about.
+        policy_extra=policy_extra + "  judges: {unbound_labels: allow}\n",
         evaluators=f"  - {{type: judge, command: {command}, labels: data/labels.jsonl, batch_size: 1000}}",
         extra="holdout:\n  cases: evals/holdout/cases.jsonl\n  budget: 20\n  log: evals/holdout/READS.log\n",
     )
@@ -181,7 +183,7 @@ def test_seeds_on_a_judge_criterion_do_not_decide(project: Project) -> None:
     (project.root / "seeds.yaml").write_text(
         f"recipe: r1\ncheckpoints: {{{checkpoints}}}\nrule: {{id: recipe_ok, criterion: judge_pass, min: 0.6}}\n"
     )
-    (project.root / "recipe.yaml").write_text("confidence: 0.95\nallow_approximate_methods: true\nrules:\n  - {id: r, criterion: judge_pass, min: 0.5}\n")
+    (project.root / "recipe.yaml").write_text("confidence: 0.95\nallow_approximate_methods: true\njudges: {unbound_labels: allow}\nrules:\n  - {id: r, criterion: judge_pass, min: 0.5}\n")
     out = project.root / "seeds.json"
     code = project.cli("seeds", str(project.root / "seeds.yaml"), "--policy", str(project.root / "recipe.yaml"), "--json", str(out))
     rule = json.loads(out.read_text())["rule"]
@@ -197,7 +199,7 @@ def test_a_ppi_pass_shows_its_caveat_under_the_table(project: Project, capsys: p
     cases = [{"id": f"c{i:04d}", "answer": 1, "judge_says": grade, "expected": {"label": 1}} for i, grade in enumerate(says)]
     labels = project.root / "data" / "labels.jsonl"
     labels.parent.mkdir(parents=True, exist_ok=True)
-    labels.write_text("".join(json.dumps({"id": f"c{i:04d}", "grade": says[i]}) + "\n" for i in range(0, 1000, 2)))
+    labels.write_text("".join(json.dumps(judge_label(f"c{i:04d}", says[i])) + "\n" for i in range(0, 1000, 2)))
     command = json.dumps([sys.executable, str(FIXTURES / "judge_system.py")])
     project.write(
         cases=cases,
@@ -250,4 +252,4 @@ def test_compare_renders_the_clustered_caveat_as_its_own_line(project: Project, 
     assert project.cli("compare", "version:A", "version:B", "--max-drop", "0.1") == ExitCode.PASS
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "verdict: PASS  (the lower bound -0.019 shows a drop of at most 0.1; exit 0)"
-    assert lines[-2].startswith("caveat: The clustered paired interval is approximate: with 30-40 groups")
+    assert lines[-2].startswith("caveat: The clustered paired interval is approximate: with groups of very unequal size")

@@ -99,7 +99,7 @@ def test_labels_of_v1_outputs_do_not_pass_v2(project: Project) -> None:
     # People's grades of v1 are not used at all: the interval is the worst case for 500 unknown grades.
     assert rule["interval"]["low"] < 0.5
     assert (
-        "(The interval does not use 500 label(s) in data/labels.jsonl that graded another output than this run's for "
+        "The interval does not use 500 label(s) in data/labels.jsonl that graded another output than this run's for "
         "their case (stale): those cases count as people's failures for the lower bound and passes for the upper; "
         "label this version's outputs of them (output_sha256); it assumes the labelled cases are a random sample"
     ) in rule["sentence"]
@@ -165,8 +165,10 @@ def test_labels_of_several_versions_sit_side_by_side(project: Project) -> None:
     code, data = report(project)
     judged, no_drop = data["rules"]
     assert judged["verdict"] == "PASS" and judged["details"]["stale_labels"] == 0
-    assert no_drop["verdict"] == "PASS" and "judge_untrusted" not in no_drop["reasons"]
-    assert code == ExitCode.PASS
+    # Each run's judge is trusted on its own labels; the guard then compares two judge-graded runs,
+    # which never decides (a judge's errors shrink differences): reviewed by hand.
+    assert "judge_untrusted" not in no_drop["reasons"] and "judge_graded" in no_drop["reasons"]
+    assert no_drop["verdict"] == "MANUAL_REVIEW" and code == ExitCode.MANUAL_REVIEW
 
 
 def test_a_label_may_give_the_output_itself(project: Project) -> None:
@@ -188,7 +190,7 @@ def test_a_label_of_a_case_this_run_did_not_answer_is_not_used_and_said(project:
     _, data = report(project)
     rule = data["rules"][0]
     assert rule["details"]["labels_without_output"] == 1
-    assert "(The interval does not use the labels of 1 case(s) this run did not answer; it assumes" in rule["sentence"]
+    assert "The interval does not use the labels of 1 case(s) this run did not answer; it assumes" in rule["sentence"]
     assert any("1 labelled case(s) in data/labels.jsonl have no output in this run" in p for p in data["problems"])
 
 
