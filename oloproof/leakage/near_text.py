@@ -53,7 +53,9 @@ class TextIndex:
         self._minhash = MinHash
         self.ngram = ngram
         self.threshold = jaccard_threshold
-        self.lsh = MinHashLSH(threshold=jaccard_threshold, num_perm=NUM_PERM)
+        # The LSH proposes below the threshold (recall), the exact Jaccard decides; datasketch cannot band
+        # for a threshold near 1, so the proposal threshold stays within [0.1, 0.9].
+        self.lsh = MinHashLSH(threshold=min(0.9, max(0.1, jaccard_threshold - 0.1)), num_perm=NUM_PERM)
         template = MinHash(num_perm=NUM_PERM, seed=1)
         self.permutations, self.scheme = template.permutations, template.scheme  # made once, shared by every text
         self.grams: dict[tuple[str, int], dict[int, list[tuple[int, int]]]] = {}  # (key, k) → gram hash → entries
