@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -86,7 +86,7 @@ class Release:
     digest: str  # "sha256:..." of the canonical release and policy content
     policy_file: Path | None = None  # when the policy is a file of its own
     seeds_file: Path | None = None  # when seeds: names a file
-    leakage_policy: LeakagePolicy = LeakagePolicy(mode=None)  # the leakage key read, near-duplicates included
+    leakage_policy: LeakagePolicy = field(default_factory=lambda: LeakagePolicy(mode=None))  # near-duplicates too
 
     def input_files(self, environ: Mapping[str, str] | None = None) -> list[Path]:
         """Every file this configuration reads: release.yaml, the policy and seeds files, the test

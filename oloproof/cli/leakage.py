@@ -198,7 +198,9 @@ def near_options(args: argparse.Namespace, release: Any) -> Any:
         except ValueError:
             value = math.nan
         if not sep or not key.strip() or not math.isfinite(value) or value < 0:
-            raise UsageError(f"--tolerance: expected KEY=X with X a number >= 0 (e.g. features.income=0.01), got {item!r}")
+            raise UsageError(
+                f"--tolerance: expected KEY=X with X a number >= 0 (e.g. features.income=0.01), got {item!r}"
+            )
         tolerance[key.strip()] = value
     return NearOptions(
         ngram=declared.ngram if args.ngram is None else args.ngram,

@@ -77,9 +77,9 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
             reasons=("leakage_stale",),
             blocks=True,
             sentence=(
-                f"leakage: required with near: {near_policy}, and the recorded check ({unchecked[0].path}) did not look "
-                f"for near-duplicates: run {_rerun(release, unchecked[0].record)} (it runs with --near when release.yaml "
-                "declares near)."
+                f"leakage: required with near: {near_policy}, and the recorded check ({unchecked[0].path}) did not "
+                f"look for near-duplicates: run {_rerun(release, unchecked[0].record)} (it runs with --near when "
+                "release.yaml declares near)."
             ),
         )
     near_found = [stored for stored in mine if stored.record.near is not None and stored.record.near.cases]

@@ -95,7 +95,9 @@ class NearResult:
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
                 raise ValueError("near.cases must be a list of objects with a case id")
             extra = tuple((k, float(v)) for k, v in item.items() if k not in ("id", "kind", "similarity", "count"))
-            cases.append(NearCase(str(item["id"]), str(item["kind"]), float(item["similarity"]), int(item["count"]), extra))
+            cases.append(
+                NearCase(str(item["id"]), str(item["kind"]), float(item["similarity"]), int(item["count"]), extra)
+            )
         return cls(
             options=options,
             cases=tuple(cases),
@@ -122,7 +124,7 @@ def iter_rows(source: TrainingSource) -> Iterator[dict[str, Any]]:
                     record = next(reader)
                 except StopIteration:
                     return
-                except Exception:  # noqa: BLE001 - a malformed row: the exact pass reported or counted it
+                except Exception:
                     continue
                 if len(record) == width:
                     yield dict(zip(header, record, strict=True))
@@ -172,11 +174,13 @@ def find_near(
     for index, leaves in enumerate(leaves_of):
         for key, value in leaves.items():
             if key in plan.image_keys and isinstance(value, str):
-                case = testset.cases[index]
+                given = testset.cases[index]
                 try:
                     pictures.setdefault(key, []).append((index, perceptual(image_path(value, case_root))))
                 except ImageProblem as exc:
-                    raise DataError(testset.path, case.line, f"case '{case.id}': {key}: image {value}: {exc.message}") from None
+                    raise DataError(
+                        testset.path, given.line, f"case '{given.id}': {key}: image {value}: {exc.message}"
+                    ) from None
             elif isinstance(value, str) and key not in options.tolerance and len(tokens(value)) >= SHORT_MIN:
                 texts.append((index, key, value))
     text_index = TextIndex(texts, ngram=options.ngram, jaccard_threshold=options.jaccard_threshold) if texts else None
@@ -198,7 +202,9 @@ def find_near(
                 near = images.scan(key, resolve(row, places))
             except ImageProblem:
                 if not skip_malformed:
-                    raise DataError(source.display, None, f"row {row_number + 1}: a training picture cannot be read") from None
+                    raise DataError(
+                        source.display, None, f"row {row_number + 1}: a training picture cannot be read"
+                    ) from None
                 continue
             for case, distance in near:
                 best, rows = image_hits.get(case, (64, set()))
@@ -228,7 +234,9 @@ def find_near(
     found.extend(best_text.values())
     for case, (distance, rows) in image_hits.items():
         if case not in exact:
-            found.append(NearCase(ids[case], "image", round(1 - distance / 64, 4), len(rows), (("hamming", float(distance)),)))
+            found.append(
+                NearCase(ids[case], "image", round(1 - distance / 64, 4), len(rows), (("hamming", float(distance)),))
+            )
     for case, (difference, rows) in table_hits.items():
         if case not in exact:
             found.append(NearCase(ids[case], "tabular", round(1 - difference, 4), len(rows)))
@@ -248,9 +256,13 @@ class _Table:
     def __init__(self, leaves_of: list[dict[str, Any]], tolerance: dict[str, float], plan: MatchPlan) -> None:
         self.tolerance = tolerance
         self.plan = plan
-        self.groups: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[tuple[Any, ...], list[tuple[int, tuple[float, ...]]]]] = {}
+        self.groups: dict[
+            tuple[tuple[str, ...], tuple[str, ...]], dict[tuple[Any, ...], list[tuple[int, tuple[float, ...]]]]
+        ] = {}
         for index, leaves in enumerate(leaves_of):
-            near = tuple(sorted(key for key, value in leaves.items() if key in tolerance and _number(value) is not None))
+            near = tuple(
+                sorted(key for key, value in leaves.items() if key in tolerance and _number(value) is not None)
+            )
             if not near:
                 continue
             others = tuple(sorted(key for key in leaves if key not in near))
@@ -260,9 +272,7 @@ class _Table:
             values = tuple(float(leaves[key]) for key in near)
             bucket = self._bucket(values[0], tolerance[near[0]])
             self.groups.setdefault((others, near), {}).setdefault((*exact, bucket), []).append((index, values))
-        self.places = {
-            name: lookup_candidates(name) for others, near in self.groups for name in (*others, *near)
-        }
+        self.places = {name: lookup_candidates(name) for others, near in self.groups for name in (*others, *near)}
 
     @staticmethod
     def _bucket(value: float, tol: float) -> Hashable:

@@ -32,7 +32,9 @@ LEAKAGE = Prop(
                         doc="Look for near-duplicates too (`oloproof leakage check` runs with --near): report them, "
                         "or let them invalidate the evidence like exact leaks.",
                     ),
-                    "ngram": Prop(Scalar("int", minimum=1, maximum=64), doc=f"n of the n-gram overlap (default {NGRAM})."),
+                    "ngram": Prop(
+                        Scalar("int", minimum=1, maximum=64), doc=f"n of the n-gram overlap (default {NGRAM})."
+                    ),
                     "ngram_threshold": Prop(
                         Scalar("number", exclusive_minimum=0.0, maximum=1.0),
                         doc=f"fraction of a case's n-grams found in the corpus that makes it a near copy (default "

@@ -44,7 +44,9 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
     lines.append(near_note(near))
     for case in near.cases[:shown_ids]:
         detail = "".join(f", {name} {value:g}" for name, value in case.detail)
-        lines.append(f"  {case.id}: {case.kind}, similarity {case.similarity:.2f}{detail}, {case.count} training row(s)")
+        lines.append(
+            f"  {case.id}: {case.kind}, similarity {case.similarity:.2f}{detail}, {case.count} training row(s)"
+        )
     if len(near.cases) > shown_ids:
         lines.append(f"  … and {len(near.cases) - shown_ids} more (all in the JSON)")
     return lines

@@ -16,7 +16,7 @@ from conftest import Project
 pytest.importorskip("datasketch", reason="SKIPPED LOUDLY: near-duplicate tests need pip install 'oloproof[near]'")
 pytest.importorskip("imagehash", reason="SKIPPED LOUDLY: near-duplicate tests need pip install 'oloproof[near]'")
 
-from PIL import Image, ImageEnhance  # noqa: E402
+from PIL import Image, ImageEnhance
 
 MARKER = "zq-private-marker-7731"
 RNG = random.Random(20)
@@ -170,6 +170,7 @@ def test_no_training_value_reaches_any_output_or_file_with_near(project: Project
     rows.append({"prompt": words(rng, 3) + MARKER, "label": 1})
     training.write_text("".join(json.dumps(row) + "\n" for row in rows))
     code, result = check(project, training, "--near", "--record")
+    assert code == 4  # p05 is an exact copy
     assert "p09" in [item["id"] for item in result["near"]["cases"]]
     project.cli("gate", "--json", str(project.root / "gate.json"))
     captured = capsys.readouterr()
