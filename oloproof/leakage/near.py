@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from oloproof.leakage.readers import TrainingSource
     from oloproof.testset import TestSet
 
-EXTRA = "pip install 'oloproof[near]'  (datasketch and imagehash)"
+EXTRA = "pip install 'oloproof[near]'"
 METHOD = "ngram-overlap+minhash-lsh-jaccard/1; phash+dhash/1; tolerance/1"
 
 
@@ -37,7 +37,8 @@ def require_extra() -> None:
     """Exit 2 (a usage error) naming the extra when datasketch or imagehash is not installed."""
     missing = [name for name in ("datasketch", "imagehash") if importlib.util.find_spec(name) is None]
     if missing:
-        raise UsageError(f"--near needs {' and '.join(missing)}, which are not installed: {EXTRA}")
+        verb = "is" if len(missing) == 1 else "are"
+        raise UsageError(f"--near needs {' and '.join(missing)}, which {verb} not installed: {EXTRA}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -324,4 +324,4 @@ def test_near_without_the_extra_exits_2_naming_it(project: Project) -> None:
         timeout=120,
     )
     assert done.returncode == 2, done.stderr
-    assert "--near needs datasketch, which are not installed: pip install 'oloproof[near]'" in done.stderr
+    assert "--near needs datasketch, which is not installed: pip install 'oloproof[near]'" in done.stderr
