@@ -14,6 +14,7 @@ each proposal is verified with the exact Jaccard of the two sets (the LSH only p
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -79,9 +80,24 @@ class TextIndex:
             self.sets[name] = shingles(words)
             self.entries[name] = (case, key)
             self.lsh.insert(name, self._signature(self.sets[name]), check_duplication=False)
+        self._sorted_sizes: list[int] | None = None
         self._ks: dict[str, tuple[int, ...]] = {}
         for key, k in self.grams:
             self._ks[key] = (*self._ks.get(key, ()), k)
+
+    @property
+    def _sizes(self) -> list[int]:
+        if self._sorted_sizes is None:
+            self._sorted_sizes = sorted(len(items) for items in self.sets.values())
+        return self._sorted_sizes
+
+    def _jaccard_possible(self, size: int) -> bool:
+        """Whether some case's word set could reach the threshold with a set of ``size`` words:
+        |A ∩ B| / |A ∪ B| ≥ t needs t·|A| ≤ |B| ≤ |A|/t. An exact filter: it skips the MinHash of
+        texts far shorter or longer than every case, and never loses a match."""
+        sizes = self._sizes
+        low = bisect.bisect_left(sizes, self.threshold * size - 1e-9)
+        return low < len(sizes) and sizes[low] <= size / self.threshold + 1e-9
 
     def _signature(self, items: set[str]) -> Any:
         signature = self._minhash(num_perm=NUM_PERM, seed=1, permutations=self.permutations, scheme=self.scheme)
@@ -104,6 +120,8 @@ class TextIndex:
                     hit.grams_found.add(position)
                     hit.rows.add(row)
         mine = shingles(words)
+        if not self._jaccard_possible(len(mine)):
+            return
         for name in self.lsh.query(self._signature(mine)):
             case, case_key = self.entries[name]
             if case_key != key:
