@@ -325,3 +325,29 @@ def test_near_without_the_extra_exits_2_naming_it(project: Project) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "--near needs datasketch, which is not installed: pip install 'oloproof[near]'" in done.stderr
+
+
+# --------------------------------------------------------------------------- hostile records
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"cases": "p00"},
+        {"cases": [{"id": 7, "kind": "text", "similarity": 1, "count": 1}]},
+        {"cases": [{"id": "p00", "kind": "text", "similarity": "high", "count": 1}]},
+        {"thresholds": None, "cases": []},
+    ],
+)
+def test_a_forged_near_section_is_an_invalid_record(
+    project: Project, forged: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    training = text_project(project, extra="leakage: {required: true, near: invalidate}\n")
+    check(project, training, "--record")
+    record = next((project.root / ".oloproof" / "evidence" / "leakage").glob("*.json"))
+    data = json.loads(record.read_text())
+    data["near"] = data["near"] | forged
+    record.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert project.cli("gate") == 2
+    assert "not a valid leakage record" in capsys.readouterr().err
