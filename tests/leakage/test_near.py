@@ -288,19 +288,21 @@ def test_bad_near_options(project: Project, argv: list[str], message: str, capsy
 @pytest.mark.parametrize(
     ("leakage", "message"),
     [
-        ("{required: true, near: always}", "release.yaml:"),
-        ("{near: report}", "required"),
-        ("{required: true, ngram_threshold: 2}", "expected a number in (0, 1], got 2"),
-        ("{required: true, hamming: -1}", "hamming"),
-        ("{required: true, tolerance: {a: -1}}", "tolerance.a"),
+        ("{required: true, near: always}", "leakage.near: expected one of: report, invalidate; got 'always'"),
+        ("{near: report}", "leakage: missing required key 'required'"),
+        ("{required: true, ngram_threshold: 2}", "leakage.ngram_threshold: expected a number in (0, 1], got 2"),
+        ("{required: true, hamming: -1}", "leakage.hamming: expected a number in [0, 32], got -1"),
+        ("{required: true, tolerance: {a: -1}}", "leakage.tolerance.a: expected a number >= 0, got -1"),
+        ("{required: true, nearr: report}", "leakage.nearr: unknown key"),
     ],
 )
 def test_bad_release_yaml_near(project: Project, leakage: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     training = text_project(project, extra=f"leakage: {leakage}\n")
     code, _ = check(project, training)
     assert code == 2
-    err = capsys.readouterr().err
-    assert message in err and "release.yaml:" in err and ":leakage" in err.replace(": leakage", ":leakage")
+    lines = (project.root / "release.yaml").read_text().splitlines()
+    at = lines.index(f"leakage: {leakage}") + 1
+    assert f"release.yaml:{at}: {message}" in capsys.readouterr().err
 
 
 def test_near_without_the_extra_exits_2_naming_it(project: Project) -> None:
