@@ -144,7 +144,8 @@ def _near_lines(mine: list[StoredRecord]) -> tuple[str, ...]:
         elif near.cases:
             lines.append(
                 f"near copies of rows of {stored.record.training_shown} ({len(near.ids)}, reported only; near: "
-                f"invalidate would make them invalidate the evidence): {id_list(near.ids, SHOWN_IDS)}"
+                f"invalidate would make them invalidate the evidence; {near.options.text()}): "
+                f"{id_list(near.ids, SHOWN_IDS)}"
             )
         else:
             lines.append(f"no near copies in {stored.record.training_shown} ({near.options.text()})")

@@ -138,7 +138,7 @@ def test_near_invalidate_through_the_gate(project: Project) -> None:
     assert leakage["data"]["near_ids"] == ["p00", "p01", "p02", "p03", "p04"]
 
 
-def test_near_report_changes_no_verdict(project: Project) -> None:
+def test_near_report_changes_no_verdict(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     training = text_project(project, extra="leakage: {required: true, near: report}\n")
     rows = [json.loads(line) for line in training.read_text().splitlines()]
     training.write_text("".join(json.dumps(row) + "\n" for row in rows[:-2] + rows[-1:]))
@@ -147,6 +147,13 @@ def test_near_report_changes_no_verdict(project: Project) -> None:
     report = _gate(project)
     assert report["verdict"] == "PASS" and report["exit"] == 0
     assert not any("near_duplicate_cases" in rule["reasons"] for rule in report["rules"])
+    capsys.readouterr()
+    assert project.cli("gate") == 0
+    out = capsys.readouterr().out
+    assert "near copies of rows of training.jsonl (5, reported only" in out
+    assert "13-gram overlap ≥ 0.5" in out  # the thresholds, said where the near copies are listed
+    assert "p00, p01, p02, p03, p04" in out
+    assert "near copies edited beyond the declared near-duplicate thresholds" in out.replace("\n", " ")
 
 
 def test_near_required_blocks_on_a_record_without_near(project: Project) -> None:
