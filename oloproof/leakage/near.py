@@ -7,6 +7,7 @@ never a training value. ``datasketch`` and ``imagehash`` are an optional extra (
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import math
 from collections.abc import Hashable, Iterator
@@ -22,7 +23,7 @@ from oloproof.leakage.near_image import ImageIndex, perceptual
 from oloproof.leakage.near_text import SHORT_MIN, TextHit, TextIndex, tokens
 from oloproof.leakage.normalise import MISSING, normalise_case_value, normalise_text, normalise_value
 from oloproof.leakage.plan import MatchPlan, case_leaves, lookup_candidates, resolve, select_fields
-from oloproof.leakage.readers import csv_reader, iter_line_blocks, open_stream, parquet_file
+from oloproof.leakage.readers import CSV_FIELD_LIMIT, csv_reader, iter_line_blocks, open_stream, parquet_file
 from oloproof.leakage.spec import NearOptions
 
 if TYPE_CHECKING:
@@ -118,18 +119,21 @@ def iter_rows(source: TrainingSource) -> Iterator[dict[str, Any]]:
     raw, stream = open_stream(source)
     with raw, stream:
         if source.format == "csv":
-            reader, header = csv_reader(source, stream)
-            width = len(header)
-            while True:
-                try:
-                    record = next(reader)
-                except StopIteration:
-                    return
-                except Exception:
-                    continue
-                if len(record) == width:
-                    yield dict(zip(header, record, strict=True))
-            return
+            previous = csv.field_size_limit(CSV_FIELD_LIMIT)  # the exact pass's cap, so both read the same rows
+            try:
+                reader, header = csv_reader(source, stream)
+                width = len(header)
+                while True:
+                    try:
+                        record = next(reader)
+                    except StopIteration:
+                        return
+                    except csv.Error:  # a malformed row: the exact pass reported or counted it
+                        continue
+                    if len(record) == width:
+                        yield dict(zip(header, record, strict=True))
+            finally:
+                csv.field_size_limit(previous)
         for lines, _ in iter_line_blocks(stream):
             for line in lines:
                 if not line.strip():

@@ -360,3 +360,15 @@ def test_a_forged_near_section_is_an_invalid_record(
     capsys.readouterr()
     assert project.cli("gate") == 2
     assert "not a valid leakage record" in capsys.readouterr().err
+
+
+def test_csv_text_fields_longer_than_the_csv_default_are_near_checked(project: Project) -> None:
+    """The csv module's default field cap is 128 KiB; the exact pass reads up to 1 MiB, so must the near pass."""
+    training = text_project(project)
+    prompts = [json.loads(line)["prompt"] for line in (project.root / "data" / "test.jsonl").read_text().splitlines()]
+    long_text = words(random.Random(9), 30_000) + " " + prompts[7]  # about 200 KB, holding case p07 at its end
+    csv_file = project.root / "training.csv"
+    csv_file.write_text("prompt,label\n" + f'"{long_text}",1\n' + "unrelated words here and there,0\n")
+    code, result = check(project, csv_file, "--near")
+    assert code == 0 and result["counts"]["rows_scanned"] == 2
+    assert [case["id"] for case in result["near"]["cases"]] == ["p07"]
