@@ -279,9 +279,15 @@ def run_check(
 
 def near_note(near: NearResult) -> str:
     """The sentence that replaces "near-duplicates are not checked" when they were."""
+    keys = [*near.text_keys, *near.image_keys, *sorted(near.options.tolerance)]
+    if not keys:
+        return (
+            "Near-duplicates: no compared key could be checked for near copies (they need a text of at least 5 words, "
+            "an image key, or a number with --tolerance); only exact copies were looked for."
+        )
     return (
-        f"Near-duplicates checked ({near.options.text()}): {len(near.ids)} case(s) are near copies of training rows "
-        "(exact copies excluded). Copies edited more than these thresholds allow are not found."
+        f"Near-duplicates checked on {', '.join(keys)} ({near.options.text()}): {len(near.ids)} case(s) are near "
+        "copies of training rows (exact copies excluded). Copies edited more than these thresholds allow are not found."
     )
 
 

@@ -92,7 +92,7 @@ def test_text_near_copies_found_by_id_with_similarity_and_count(project: Project
     assert code == 4  # the exact leak; near copies alone decide nothing (below)
     out = capsys.readouterr().out
     assert "Near-duplicates are not checked" not in out
-    assert "Near-duplicates checked (text: 13-gram overlap ≥ 0.5 or word-set Jaccard ≥ 0.8 (MinHash + LSH)" in out
+    assert "Near-duplicates checked on prompt (text: 13-gram overlap ≥ 0.5 or word-set Jaccard ≥ 0.8 (MinHash + LSH)" in out
     assert "  p02: text, similarity 1.00, ngram 0, jaccard 1, 1 training row(s)" in out
 
 
@@ -364,7 +364,7 @@ def test_a_forged_near_section_is_an_invalid_record(
 
 def test_csv_text_fields_longer_than_the_csv_default_are_near_checked(project: Project) -> None:
     """The csv module's default field cap is 128 KiB; the exact pass reads up to 1 MiB, so must the near pass."""
-    training = text_project(project)
+    text_project(project)
     prompts = [json.loads(line)["prompt"] for line in (project.root / "data" / "test.jsonl").read_text().splitlines()]
     long_text = words(random.Random(9), 30_000) + " " + prompts[7]  # about 200 KB, holding case p07 at its end
     csv_file = project.root / "training.csv"
@@ -372,3 +372,16 @@ def test_csv_text_fields_longer_than_the_csv_default_are_near_checked(project: P
     code, result = check(project, csv_file, "--near")
     assert code == 0 and result["counts"]["rows_scanned"] == 2
     assert [case["id"] for case in result["near"]["cases"]] == ["p07"]
+
+
+def test_near_says_so_when_no_key_could_be_near_checked(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """--near on numbers without a tolerance and short texts checks nothing near: it must not look checked."""
+    cases = [{"id": f"r{i}", "x": i, "job": "clerk", "expected": {"label": 1}} for i in range(3)]
+    project.write(cases=cases)
+    training = project.root / "training.jsonl"
+    training.write_text('{"x": 0.001, "job": "Clerk"}\n')
+    out = project.root / "leakage.json"
+    assert project.cli("leakage", "check", "--training", str(training), "--near", "--json", str(out), "-q") == 0
+    near = json.loads(out.read_text())["near"]
+    assert near["cases"] == [] and near["text_keys"] == [] and near["image_keys"] == []
+    assert "Near-duplicates: no compared key could be checked for near copies" in capsys.readouterr().out
