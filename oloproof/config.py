@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +20,7 @@ from oloproof.files import display_path, read_text
 from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.jsonl import canonical
-from oloproof.leakage.spec import LEAKAGE
+from oloproof.leakage.spec import LEAKAGE, LeakagePolicy, leakage_policy
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, Rule, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
@@ -86,6 +86,7 @@ class Release:
     digest: str  # "sha256:..." of the canonical release and policy content
     policy_file: Path | None = None  # when the policy is a file of its own
     seeds_file: Path | None = None  # when seeds: names a file
+    leakage_policy: LeakagePolicy = field(default_factory=lambda: LeakagePolicy(mode=None))  # near-duplicates too
 
     def input_files(self, environ: Mapping[str, str] | None = None) -> list[Path]:
         """Every file this configuration reads: release.yaml, the policy and seeds files, the test
@@ -205,7 +206,8 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         base_dir=base_dir,
         system=system,
         testset_path=data["testset"]["cases"],
-        leakage=data["leakage"],
+        leakage=leakage_policy(data["leakage"]).mode,
+        leakage_policy=leakage_policy(data["leakage"]),
         evaluators=evaluators,
         policy=policy,
         seeds=seeds,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # system that exits non-zero has said its own outputs are not to be trusted.
 INVALIDATING = (
     "leaked_cases",
+    "near_duplicate_cases",
     "judge_untrusted",
     "labels_not_representative",
     "run_failed",
@@ -174,6 +175,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
         caveats.append(clustered_caveat(policy.confidence))
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
+    elif "near_duplicate_cases" in outcome.reasons:
+        sentence += " Near copies of training rows invalidate this evidence (near: invalidate); remove them or retrain."
     return RuleResult(
         rule_id=rule.id,
         criterion=rule.criterion,

@@ -76,6 +76,10 @@ REASONS: dict[str, str] = {
         "(policy.judges.unbound_labels: allow)"
     ),
     "leaked_cases": "test cases were found in the training data: the evidence is invalid",
+    "near_duplicate_cases": (
+        "test cases are near copies of training rows (leakage check --near) and release.yaml says near: invalidate: "
+        "the evidence is invalid"
+    ),
     "leakage_unchecked": "leakage: required, and no clean leakage check is recorded for this test-set digest",
     "leakage_stale": "the recorded leakage check was made on a different test-set digest",
     "baseline_is_gated_version": (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "NFKC-normalised, case-folded, stripped of format characters and whitespace-collapsed "
         "(numbers rounded with --round). The training file is streamed and never stored, copied or printed. "
         "Exit 0 when no case is found, 4 when some are (their evidence is invalid), "
-        "2 for a bad file or option. Near-duplicates are not checked.",
+        "2 for a bad file or option. Near-duplicates are checked with --near only.",
     )
     # SUPPRESS: the action's parser must not overwrite a -c given before the action with its default.
     check.add_argument(
@@ -80,6 +81,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="worker processes for large uncompressed JSONL (default: the CPUs, up to 4)",
     )
+    near = check.add_argument_group(
+        "near-duplicates", "with --near (or `near:` under leakage in release.yaml); needs pip install 'oloproof[near]'"
+    )
+    near.add_argument(
+        "--near",
+        action="store_true",
+        help="also find near copies: text by n-gram overlap and MinHash + LSH, images by perceptual hashes, numbers "
+        "within --tolerance (a separate finding; it decides only under `near: invalidate`)",
+    )
+    near.add_argument("--ngram", type=int, metavar="N", help="n of the n-gram overlap (default 13; 1-64)")
+    near.add_argument(
+        "--ngram-threshold", type=float, metavar="F", help="fraction of a case's n-grams found (default 0.5; (0, 1])"
+    )
+    near.add_argument(
+        "--jaccard-threshold", type=float, metavar="F", help="word-set Jaccard similarity (default 0.8; (0, 1])"
+    )
+    near.add_argument("--hamming", type=int, metavar="BITS", help="pHash and dHash distance (default 10; 0-32)")
+    near.add_argument(
+        "--tolerance",
+        action="append",
+        metavar="KEY=X",
+        help="numbers at case key KEY within X of each other meet (repeatable)",
+    )
     common.add_json(check)
     common.add_quiet(check)
     check.set_defaults(handler=handle)
@@ -98,7 +122,14 @@ def handle(args: argparse.Namespace) -> int:
     fields = tuple(dict.fromkeys(key.strip() for key in args.fields)) if args.fields else None
     if fields is not None and any(not key or key.startswith(".") or key.endswith(".") or ".." in key for key in fields):
         raise UsageError("--field: expected key paths such as 'text' or 'features.income'")
+    near_given = any(
+        getattr(args, name) is not None
+        for name in ("ngram", "ngram_threshold", "jaccard_threshold", "hamming", "tolerance")
+    )
+    if near_given and not args.near:
+        raise UsageError("--ngram, --ngram-threshold, --jaccard-threshold, --hamming and --tolerance need --near")
     release = common.load(args)
+    near = near_options(args, release) if args.near or release.leakage_policy.near is not None else None
     common.check_outputs(args.json, release=release, inputs=[args.training])
     image_root = None
     if args.image_root is not None:
@@ -121,6 +152,7 @@ def handle(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             progress=progress,
             image_root=image_root,
+            near=near,
         )
     console = common.console()
     lines = describe(result)
@@ -139,7 +171,44 @@ def handle(args: argparse.Namespace) -> int:
         )
     if args.json:
         common.write_json(args.json, result.to_json())
-    return int(ExitCode.PASS if result.clean else ExitCode.INSUFFICIENT_EVIDENCE)
+    invalidating = release.leakage_policy.near == "invalidate" and result.near is not None and result.near.cases
+    return int(ExitCode.PASS if result.clean and not invalidating else ExitCode.INSUFFICIENT_EVIDENCE)
+
+
+def near_options(args: argparse.Namespace, release: Any) -> Any:
+    """The near-duplicate thresholds: flags over release.yaml over the defaults; checked here (exit 2)."""
+    from oloproof.errors import UsageError  # lazy: start-up
+    from oloproof.leakage.near import require_extra  # lazy: start-up
+    from oloproof.leakage.spec import NearOptions  # lazy: start-up
+
+    require_extra()
+    declared = release.leakage_policy.options
+    if args.ngram is not None and not 1 <= args.ngram <= 64:
+        raise UsageError(f"--ngram: expected a number of words from 1 to 64, got {args.ngram}")
+    for flag, value in (("--ngram-threshold", args.ngram_threshold), ("--jaccard-threshold", args.jaccard_threshold)):
+        if value is not None and not 0 < value <= 1:
+            raise UsageError(f"{flag}: expected a fraction in (0, 1], got {value:g}")
+    if args.hamming is not None and not 0 <= args.hamming <= 32:
+        raise UsageError(f"--hamming: expected a number of bits from 0 to 32 (of 64), got {args.hamming}")
+    tolerance = dict(declared.tolerance)
+    for item in args.tolerance or ():
+        key, sep, number = item.partition("=")
+        try:
+            value = float(number)
+        except ValueError:
+            value = math.nan
+        if not sep or not key.strip() or not math.isfinite(value) or value < 0:
+            raise UsageError(
+                f"--tolerance: expected KEY=X with X a number >= 0 (e.g. features.income=0.01), got {item!r}"
+            )
+        tolerance[key.strip()] = value
+    return NearOptions(
+        ngram=declared.ngram if args.ngram is None else args.ngram,
+        ngram_threshold=declared.ngram_threshold if args.ngram_threshold is None else args.ngram_threshold,
+        jaccard_threshold=declared.jaccard_threshold if args.jaccard_threshold is None else args.jaccard_threshold,
+        hamming=declared.hamming if args.hamming is None else args.hamming,
+        tolerance=tolerance,
+    )
 
 
 class ScanProgress:

@@ -30,6 +30,10 @@ LIMITATION = (
     "Leakage the training file does not show: near-duplicates, resized or re-encoded images, rows used for tuning "
     "that are not in it."
 )
+NEAR_LIMITATION = (
+    "Leakage the training file does not show: near copies edited beyond the declared near-duplicate thresholds, rows "
+    "used for tuning that are not in it."
+)
 
 
 class LeakageCheck(GateCheck):
@@ -63,6 +67,24 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     lingering = _still_leaked(testset, earlier)
     if lingering:
         return _leaked_before(release, testset, lingering, report)
+    near_policy = release.leakage_policy.near
+    unchecked = [stored for stored in mine if stored.record.near is None]
+    if near_policy is not None and unchecked and required:
+        return report(
+            "stale: near-duplicates not checked",
+            {"status": "stale", "stale_record": _stale_data(unchecked[0])},
+            verdict=Verdict.BLOCKED,
+            reasons=("leakage_stale",),
+            blocks=True,
+            sentence=(
+                f"leakage: required with near: {near_policy}, and the recorded check ({unchecked[0].path}) did not "
+                f"look for near-duplicates: run {_rerun(release, unchecked[0].record)} (it runs with --near when "
+                "release.yaml declares near)."
+            ),
+        )
+    near_found = [stored for stored in mine if stored.record.near is not None and stored.record.near.cases]
+    if near_policy == "invalidate" and near_found:
+        return _near_leaked(near_found, mine, report)
     for stored in mine:
         record = stored.record
         if record.normalisation != NORMALISATION:
@@ -81,7 +103,7 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
         status = f"clean: {mine[0].record.n_cases} cases checked against {against}{changed}"
         if earlier:
             return _missing(release, earlier, report, required=required, status=status, data=data)
-        return report(status, data, limitations=(LIMITATION,))
+        return report(status, data, limitations=(_limitation(mine),), lines=_near_lines(mine))
     if earlier:
         return _stale(release, testset, earlier, report, required=required)
     rerun = _rerun(release, None)
@@ -105,6 +127,57 @@ def gate_report(release: Release, testset: TestSet, root: Path) -> CheckReport:
     return report(
         f"not checked: nobody has recorded whether these test cases appear in the training data ({why})",
         {"status": "unchecked"},
+    )
+
+
+def _limitation(mine: list[StoredRecord]) -> str:
+    return NEAR_LIMITATION if mine and all(stored.record.near is not None for stored in mine) else LIMITATION
+
+
+def _near_lines(mine: list[StoredRecord]) -> tuple[str, ...]:
+    """What the records say of near-duplicates (they decide nothing here)."""
+    lines = []
+    for stored in mine:
+        near = stored.record.near
+        if near is None:
+            lines.append(f"near-duplicates not checked against {stored.record.training_shown}")
+        elif near.cases:
+            lines.append(
+                f"near copies of rows of {stored.record.training_shown} ({len(near.ids)}, reported only; near: "
+                f"invalidate would make them invalidate the evidence; {near.options.text()}): "
+                f"{id_list(near.ids, SHOWN_IDS)}"
+            )
+        else:
+            lines.append(f"no near copies in {stored.record.training_shown} ({near.options.text()})")
+    return tuple(lines)
+
+
+def _near_leaked(
+    near_found: list[StoredRecord], mine: list[StoredRecord], report: Callable[..., CheckReport]
+) -> CheckReport:
+    first = near_found[0].record
+    assert first.near is not None
+    ids = tuple(dict.fromkeys(case for stored in near_found for case in stored.record.near.ids))  # type: ignore[union-attr]
+    files = ", ".join(stored.record.training_shown for stored in near_found)
+    data = _record_data(near_found[0]) | {
+        "status": "near_duplicates",
+        "n_near": len(ids),
+        "near_ids": list(ids),
+        "records": [_record_data(stored) for stored in mine],
+    }
+    return report(
+        f"{len(ids)} of {first.n_cases} cases are near copies of training rows ({first.near.options.text()})",
+        data,
+        verdict=Verdict.INSUFFICIENT_EVIDENCE,
+        reasons=("near_duplicate_cases",),
+        invalidates=("near_duplicate_cases",),
+        sentence=(
+            f"{len(ids)} test case(s) are near copies of rows of the training data ({files}) and release.yaml says "
+            "near: invalidate, so every rule's evidence is invalid (this is not a FAIL of the model): remove them from "
+            "the test set, or retrain without them, and check again."
+        ),
+        lines=(f"near-duplicate case ids ({len(ids)}): {id_list(ids, SHOWN_IDS)}",),
+        limitations=(_limitation(mine),),
     )
 
 
@@ -374,7 +447,8 @@ def _record_data(stored: StoredRecord) -> dict[str, Any]:
             "sha256": record.training_sha256,
         },
         "checker": dict(record.checker),
-        "near_duplicates_checked": False,
+        "near_duplicates_checked": record.near is not None,
+        **({} if record.near is None else {"near": record.near.to_json()}),
     }
 
 

@@ -26,6 +26,7 @@ from oloproof.errors import DataError, StoreError, UsageError
 from oloproof.files import atomic_write_bytes, read_evidence
 from oloproof.identity import checker_identity
 from oloproof.leakage.images import PIXELS
+from oloproof.leakage.near import NearResult, find_near
 from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
 from oloproof.leakage.plan import build_plan
 from oloproof.leakage.readers import detect
@@ -36,6 +37,7 @@ from oloproof.store import MAX_RECORD_BYTES, leakage_dir, short_digest, utc_stam
 if TYPE_CHECKING:
     from oloproof.config import Release
     from oloproof.leakage.readers import Progress
+    from oloproof.leakage.spec import NearOptions
     from oloproof.testset import TestSet
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
@@ -76,6 +78,7 @@ class LeakageResult:
     images: str = PIXELS  # how pictures are compared; "" in records made before they were
     training_path: str = ""  # as given, relative to release.yaml's directory; "" outside it or in older records
     config: str = ""  # the release.yaml's file name; "" in records made before it was kept
+    near: NearResult | None = None  # near-duplicates (--near); None when they were not looked for
 
     @property
     def training_shown(self) -> str:
@@ -133,8 +136,9 @@ class LeakageResult:
             },
             "malformed_lines": list(self.malformed_lines),
             "leaked_ids": list(self.leaked_ids),
-            "near_duplicates_checked": False,
-            "note": NEAR_DUPLICATES,
+            "near_duplicates_checked": self.near is not None,
+            "note": NEAR_DUPLICATES if self.near is None else near_note(self.near),
+            **({} if self.near is None else {"near": self.near.to_json()}),
             "jobs": self.jobs,
             "duration_s": round(self.duration_s, 3),
             "config_digest": self.config_digest,
@@ -182,6 +186,7 @@ class LeakageResult:
             images=str((data.get("images") or {}).get("compared_by") or ""),
             training_path=str(training.get("path") or ""),
             config=str(data.get("config") or ""),
+            near=None if not isinstance(data.get("near"), dict) else NearResult.from_json(data["near"]),
         )
 
 
@@ -198,6 +203,7 @@ def run_check(
     progress: Progress | None = None,
     parallel_min_bytes: int | None = None,
     image_root: Path | None = None,
+    near: NearOptions | None = None,
 ) -> LeakageResult:
     """Check every case of ``testset`` against the training file ``training``. Image paths in the test
     set are read relative to the directory of release.yaml; in the training file relative to
@@ -231,7 +237,16 @@ def run_check(
             f"the training file has no rows{skipped}: there is nothing to check the test set against, so no result "
             f"was recorded",
         )
+    leaked = set(counts.leaked)
+    near_result = (
+        None
+        if near is None
+        else find_near(
+            testset, plan, source, near, case_root=release.base_dir, exact=leaked, skip_malformed=skip_malformed
+        )
+    )
     return LeakageResult(
+        near=near_result,
         testset_path=testset.path,
         testset_digest=testset.digest,
         n_cases=len(testset),
@@ -259,6 +274,20 @@ def run_check(
         system_version=release.system.version,
         checker=checker_identity().to_json(),
         created_at=utc_stamp(),
+    )
+
+
+def near_note(near: NearResult) -> str:
+    """The sentence that replaces "near-duplicates are not checked" when they were."""
+    keys = [*near.text_keys, *near.image_keys, *sorted(near.options.tolerance)]
+    if not keys:
+        return (
+            "Near-duplicates: no compared key could be checked for near copies (they need a text of at least 5 words, "
+            "an image key, or a number with --tolerance); only exact copies were looked for."
+        )
+    return (
+        f"Near-duplicates checked on {', '.join(keys)} ({near.options.text()}): {len(near.ids)} case(s) are near "
+        "copies of training rows (exact copies excluded). Copies edited more than these thresholds allow are not found."
     )
 
 

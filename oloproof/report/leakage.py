@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oloproof.leakage.normalise import NEAR_DUPLICATES
-from oloproof.leakage.record import NORMALISATION_TEXT, SHOWN_IDS, LeakageResult, id_list, short
+from oloproof.leakage.record import NORMALISATION_TEXT, SHOWN_IDS, LeakageResult, id_list, near_note, short
 
 
 def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
@@ -37,5 +37,16 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
     lines.append(f"cases checked: {result.n_cases}; found in the training data: {len(result.leaked_ids)}")
     if result.leaked_ids:
         lines.append("  " + id_list(result.leaked_ids, shown_ids))
-    lines.append(NEAR_DUPLICATES)
+    if result.near is None:
+        lines.append(NEAR_DUPLICATES)
+        return lines
+    near = result.near
+    lines.append(near_note(near))
+    for case in near.cases[:shown_ids]:
+        detail = "".join(f", {name} {value:g}" for name, value in case.detail)
+        lines.append(
+            f"  {case.id}: {case.kind}, similarity {case.similarity:.2f}{detail}, {case.count} training row(s)"
+        )
+    if len(near.cases) > shown_ids:
+        lines.append(f"  … and {len(near.cases) - shown_ids} more (all in the JSON)")
     return lines
