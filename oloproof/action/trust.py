@@ -258,13 +258,18 @@ def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[s
         try:
             record = LeakageResult.from_json(orjson.loads(old))
             leaked = len(record.leaked_ids)
+            near = len(record.near.ids) if record.near is not None else 0
             training = record.training_name
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError):
-            leaked, training = 0, "?"
+            leaked, near, training = 0, 0, "?"
         where = f"{store_shown('leakage')}/{printable(shown)}"
-        if leaked:
+        if leaked or near:
+            # Near copies decide under `near: invalidate` (issue 20): emptying them is the same forgery.
+            found = " and ".join(
+                [*([f"{leaked} leaked case(s)"] if leaked else []), *([f"{near} near copy(ies)"] if near else [])]
+            )
             blocked.append(
-                f"the leakage record {where}, which found {leaked} leaked case(s) in {printable(training)}, is "
+                f"the leakage record {where}, which found {found} in {printable(training)}, is "
                 f"{'rewritten' if current is not None else 'removed or replaced'} by this pull request: leakage "
                 "evidence that found leaks is never dropped or rewritten in a pull request (take the leaked cases out "
                 "of the test set instead: its digest changes, and a new check records it)"

@@ -59,7 +59,10 @@ def test_deleting_a_record_that_found_leaks_is_blocked(action: ActionRun, monkey
     assert code == 3, summary
     assert check["verdict"] == "BLOCKED" and check["reasons"] == ["leakage_record_removed"], check
     sentence = str(check["sentence"])
-    assert f"the leakage record .oloproof/evidence/leakage/{leaky.name}, which found 5 leaked case(s) in leaky.jsonl" in sentence
+    assert (
+        f"the leakage record .oloproof/evidence/leakage/{leaky.name}, which found 5 leaked case(s) in leaky.jsonl"
+        in sentence
+    )
     assert "is removed or replaced by this pull request" in sentence
     assert f"leakage/{leaky.name}, which found 5 leaked case(s)" in summary
 
@@ -91,11 +94,16 @@ def test_removing_a_clean_record_is_named_not_blocked_by_the_pull_request_check(
     clean.unlink()
     _code, check, _summary = pr_check(action, base)
     assert check["verdict"] != "BLOCKED", check
-    assert f"the leakage record .oloproof/evidence/leakage/{clean.name} (clean, clean.jsonl) is removed by this pull request" in check["lines"]  # type: ignore[operator]
+    assert (
+        f"the leakage record .oloproof/evidence/leakage/{clean.name} (clean, clean.jsonl) is removed by this pull request"
+        in check["lines"]
+    )  # type: ignore[operator]
     assert report(action)["verdict"] == "INSUFFICIENT_EVIDENCE"  # the leaky record is still read: not clean
 
 
-def test_rewriting_a_record_that_found_leaks_as_clean_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rewriting_a_record_that_found_leaks_as_clean_is_blocked(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base, leaky = leaky_base(action, monkeypatch)
     data = json.loads(leaky.read_text())
     assert data["leaked_ids"]
@@ -107,4 +115,34 @@ def test_rewriting_a_record_that_found_leaks_as_clean_is_blocked(action: ActionR
     code, check, summary = pr_check(action, base)
     assert code == 3, summary
     assert check["reasons"] == ["leakage_record_removed"], check
-    assert f"{leaky.name}, which found 5 leaked case(s) in leaky.jsonl, is rewritten by this pull request" in str(check["sentence"])
+    assert f"{leaky.name}, which found 5 leaked case(s) in leaky.jsonl, is rewritten by this pull request" in str(
+        check["sentence"]
+    )
+
+
+def test_emptying_the_near_copies_of_a_record_is_blocked(action: ActionRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 20: under `near: invalidate` near copies decide like leaks; a PR that empties a record's
+    # near section would turn INSUFFICIENT_EVIDENCE into PASS without forging a run.
+    pytest.importorskip("datasketch")
+    root = action.workspace
+    write_cases(root / "data" / "test.jsonl", labelled_cases(100, 95))
+    text = (root / "release.yaml").read_text()
+    (root / "release.yaml").write_text(text + "leakage: {required: true, near: invalidate, tolerance: {answer: 0.5}}\n")
+    write_cases(root / "train" / "close.jsonl", [{"answer": 0.25}])  # near the five cases answered 0
+    monkeypatch.chdir(root)
+    assert cli(["leakage", "check", "--training", "train/close.jsonl", "--near", "--record", "--quiet"]) == 4
+    [record] = (root / ".oloproof" / "evidence" / "leakage").glob("*.json")
+    data = json.loads(record.read_text())
+    assert data["leaked_ids"] == [] and data["near"]["n_cases"] == 5
+    assert cli(["run", "--quiet"]) == 0
+    assert cli(["gate", "--quiet"]) == 4  # near_duplicate_cases
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    base = git(root, "rev-parse", "HEAD")
+    data["near"]["cases"], data["near"]["n_cases"] = [], 0
+    record.write_text(json.dumps(data))
+    code, check, summary = pr_check(action, base)
+    assert code == 3, summary
+    assert check["reasons"] == ["leakage_record_removed"], check
+    assert "which found 5 near copy(ies) in close.jsonl, is rewritten by this pull request" in str(check["sentence"])
