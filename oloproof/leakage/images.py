@@ -24,10 +24,11 @@ Pillow is imported on first use (``# lazy: start-up``): a project without images
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,11 @@ def image_path(value: str, root: Path) -> Path:
     return path if path.is_absolute() else root / path
 
 
-def read_pixels(path: Path, *, shapes: frozenset[tuple[str, int, int]] | None = None) -> Pixels | OtherShape:
-    """The digest of the picture at ``path`` (or, when ``shapes`` is given and the picture's mode and
-    size are not among them, its shape only: it cannot match). Raises ``ImageProblem``."""
+@contextlib.contextmanager
+def opened_image(path: Path) -> Iterator[Any]:
+    """The picture at ``path``, opened with the guards every comparison uses: a regular file only,
+    Pillow's decompression-bomb warning replaced by our own bound (checked by the caller before any
+    pixel is decoded), and every decoding failure, inside the block too, an ``ImageProblem``."""
     from PIL import Image, UnidentifiedImageError  # lazy: start-up
 
     try:
@@ -99,32 +102,39 @@ def read_pixels(path: Path, *, shapes: frozenset[tuple[str, int, int]] | None = 
     with handle:
         try:
             with warnings.catch_warnings():
-                # Pillow warns past 89 M pixels and refuses past twice that; the bound below is ours.
+                # Pillow warns past 89 M pixels and refuses past twice that; the bound is ours.
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 with Image.open(handle) as image:
-                    width, height = image.size
-                    shape = (image.mode, width, height)
-                    if shapes is not None and shape not in shapes:
-                        return OtherShape(mode=image.mode, width=width, height=height)
-                    decoded = width * height * len(image.getbands()) * _BYTES_PER_BAND.get(image.mode, 1)
-                    if decoded > MAX_DECODED_BYTES:
-                        raise ImageProblem(
-                            f"image too large to decode safely ({width} × {height} {image.mode}, "
-                            f"{decoded >> 20} MiB decoded; the bound is {MAX_DECODED_BYTES >> 20} MiB)"
-                        )
-                    image.load()
-                    hasher = hashlib.sha256(b"oloproof-pixels/1\0")
-                    hasher.update(f"{image.mode}\0{width}x{height}\0".encode())
-                    if image.mode in ("P", "PA"):
-                        hasher.update(bytes(image.getpalette() or ()))
-                    hasher.update(b"\0")
-                    hasher.update(image.tobytes())
+                    yield image
         except Image.DecompressionBombError:
             raise ImageProblem("image too large to decode safely (Pillow refuses it as a decompression bomb)") from None
         except UnidentifiedImageError:
             raise ImageProblem("not an image Pillow can read") from None
         except (OSError, ValueError, SyntaxError, EOFError) as exc:  # truncated or damaged files
             raise ImageProblem(f"cannot decode the image ({type(exc).__name__})") from None
+
+
+def read_pixels(path: Path, *, shapes: frozenset[tuple[str, int, int]] | None = None) -> Pixels | OtherShape:
+    """The digest of the picture at ``path`` (or, when ``shapes`` is given and the picture's mode and
+    size are not among them, its shape only: it cannot match). Raises ``ImageProblem``."""
+    with opened_image(path) as image:
+        width, height = image.size
+        shape = (image.mode, width, height)
+        if shapes is not None and shape not in shapes:
+            return OtherShape(mode=image.mode, width=width, height=height)
+        decoded = width * height * len(image.getbands()) * _BYTES_PER_BAND.get(image.mode, 1)
+        if decoded > MAX_DECODED_BYTES:
+            raise ImageProblem(
+                f"image too large to decode safely ({width} × {height} {image.mode}, "
+                f"{decoded >> 20} MiB decoded; the bound is {MAX_DECODED_BYTES >> 20} MiB)"
+            )
+        image.load()
+        hasher = hashlib.sha256(b"oloproof-pixels/1\0")
+        hasher.update(f"{image.mode}\0{width}x{height}\0".encode())
+        if image.mode in ("P", "PA"):
+            hasher.update(bytes(image.getpalette() or ()))
+        hasher.update(b"\0")
+        hasher.update(image.tobytes())
     return Pixels("sha256:" + hasher.hexdigest(), shape=shape)
 
 

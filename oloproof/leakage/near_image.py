@@ -9,13 +9,10 @@ size bounded before any pixel is decoded).
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import OloproofError
-from oloproof.files import open_regular
-from oloproof.leakage.images import MAX_DECODED_BYTES, ImageProblem, image_path
+from oloproof.leakage.images import MAX_DECODED_BYTES, ImageProblem, image_path, opened_image
 
 CACHE_SIZE = 4096
 
@@ -23,29 +20,14 @@ CACHE_SIZE = 4096
 def perceptual(path: Path) -> tuple[int, int]:
     """(pHash, dHash) of the picture at ``path`` as 64-bit integers. Raises ``ImageProblem``."""
     import imagehash  # lazy: start-up (an optional extra)
-    from PIL import Image, UnidentifiedImageError  # lazy: start-up
 
-    try:
-        handle = open_regular(path, str(path), expected="an image file")
-    except OloproofError as exc:
-        raise ImageProblem(str(exc).removeprefix(f"{path}: ")) from None
-    with handle:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                with Image.open(handle) as image:
-                    width, height = image.size
-                    if width * height * 4 > MAX_DECODED_BYTES:
-                        raise ImageProblem(f"image too large to decode safely ({width} × {height})")
-                    image.draft("L", (256, 256))  # JPEG: decode at a reduced scale, enough for 8×8 and 9×8 hashes
-                    grey = image.convert("L")
-                    return int(str(imagehash.phash(grey)), 16), int(str(imagehash.dhash(grey)), 16)
-        except Image.DecompressionBombError:
-            raise ImageProblem("image too large to decode safely (Pillow refuses it as a decompression bomb)") from None
-        except UnidentifiedImageError:
-            raise ImageProblem("not an image Pillow can read") from None
-        except (OSError, ValueError, SyntaxError, EOFError) as exc:
-            raise ImageProblem(f"cannot decode the image ({type(exc).__name__})") from None
+    with opened_image(path) as image:
+        width, height = image.size
+        if width * height * 4 > MAX_DECODED_BYTES:
+            raise ImageProblem(f"image too large to decode safely ({width} × {height})")
+        image.draft("L", (256, 256))  # JPEG: decode at a reduced scale, enough for 8×8 and 9×8 hashes
+        grey = image.convert("L")
+        return int(str(imagehash.phash(grey)), 16), int(str(imagehash.dhash(grey)), 16)
 
 
 class ImageIndex:
