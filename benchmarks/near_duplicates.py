@@ -18,7 +18,10 @@ edited copy planted in the training file (the others have none):
   embedded        the whole prompt inside a 120-word document
 
 and ``--per-edit`` cases get a *hard negative*: a training text sharing the case's topic words (the
-first 10 of its 40 words) and nothing else. It runs the check through the library's ``run_check``
+first 10 of its 40 words) and nothing else. ``--templated`` cases are *templated negatives*: each is
+a fixed 25-word instruction followed by 15 words of its own, and the training file holds as many
+texts of the same instruction with other words (prompts of one form that are not copies, as
+instruction-tuned test sets are). It runs the check through the library's ``run_check``
 with the default thresholds and prints, per edit kind, how many planted copies were found
 (recall), and over all findings how many were planted (precision). Seeded: the same seed gives the
 same table.
@@ -100,6 +103,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--per-edit", type=int, default=300)
     parser.add_argument("--rows", type=int, default=20_000, help="unrelated training texts")
+    parser.add_argument("--templated", type=int, default=300, help="templated negatives (and template rows)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     words, weights = vocabulary(rng)
@@ -119,6 +123,12 @@ def main() -> int:
     start = len(kinds) * args.per_edit
     for i in range(start, start + args.per_edit):  # hard negatives: the topic words, then other words
         rows.append(" ".join(prompts[i].split()[:10] + draw(30)))
+    template = draw(25)
+    first_templated = len(prompts)
+    prompts += [" ".join(template + draw(15)) for _ in range(args.templated)]
+    rows += [" ".join(template + draw(15)) for _ in range(args.templated)]
+    templated = {f"c{i:05d}" for i in range(first_templated, len(prompts))}
+    n_cases = len(prompts)
     rng.shuffle(rows)
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -161,9 +171,11 @@ def main() -> int:
     print(f"| **all planted** | {len(planted)} | {true_found} | {true_found / len(planted):.3f} |")
     print()
     print(f"found: {len(found)}, of which planted: {true_found}; precision {true_found / max(len(found), 1):.3f}")
+    others = false_found - len(found & hard) - len(found & templated)
     print(
         f"false findings: {false_found} ({len(found & hard)} of {len(hard)} hard negatives, "
-        f"{false_found - len(found & hard)} of {n_cases - len(planted) - len(hard)} untouched cases)"
+        f"{len(found & templated)} of {len(templated)} templated negatives (25 shared words of 40), "
+        f"{others} of {n_cases - len(planted) - len(hard) - len(templated)} untouched cases)"
     )
     return 0
 
