@@ -1,9 +1,11 @@
 """``--engine spark``: the training data scanned by Spark executors (docs/leakage.md, "On a cluster").
 
 The driver builds the plan from the test set exactly as the local engine does (the same normaliser,
-the same hashed index) and broadcasts it. The executors read the training files (JSONL or CSV; a
-file, a directory or a glob; any URI Spark's Hadoop file system reads) with ``textFile`` as raw
-bytes, check every line with the local engine's own ``Matcher``, and send back only ``ScanCounts``:
+the same hashed index) and broadcasts it. The executors read the training files (JSONL, CSV or
+Parquet; a file, a directory or a glob; any URI Spark's Hadoop file system reads): JSONL lines as
+raw bytes (Spark's text source), a CSV file whole (``binaryFiles``: a quoted field may span lines),
+Parquet rows as typed values; they check every row with the local engine's own ``Matcher`` and send
+back only ``ScanCounts``:
 counts, case indices and line numbers of malformed rows. No training value reaches the driver, a
 log or a file: the key order is settled on the first 1,000 rows *by an executor*, which returns the
 order (key names spelled by the test set), never the rows.
@@ -25,7 +27,7 @@ from typing import Any
 
 from oloproof.errors import DataError, UsageError
 from oloproof.leakage.match import Matcher, ScanCounts
-from oloproof.leakage.plan import MatchPlan, json_getters
+from oloproof.leakage.plan import MatchPlan, json_getters, lookup_candidates
 from oloproof.leakage.readers import (
     CSV_FIELD_LIMIT,
     SAMPLE_ROWS,
@@ -42,7 +44,7 @@ from oloproof.leakage.scan import ScanOutcome, _json_key_sources, _order
 INSTALL = "--engine spark needs pyspark and a Java runtime (17): pip install 'oloproof[spark]'"
 BLOCK_LINES = 4096  # JSONL lines checked together (the local engine's block path)
 _FORMATS: dict[str, Format] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv"}
-_FORMATS |= {".tab": "csv"}
+_FORMATS |= {".tab": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _CODECS = {".gz": "gzip", ".bz2": "bz2", ".deflate": "deflate", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy"}
 _BOM = b"\xef\xbb\xbf"
 
@@ -70,7 +72,7 @@ def require_spark() -> Any:
 
 
 def session(master: str | None) -> Any:
-    """The active Spark session, or a new one (quiet: no UI, errors only in the log)."""
+    """The active Spark session, or a new one (quiet: no UI, no progress bar, no log)."""
     require_spark()
     from pyspark.sql import SparkSession  # lazy: optional
 
@@ -85,7 +87,8 @@ def session(master: str | None) -> Any:
         spark = builder.getOrCreate()
     except Exception as exc:  # no Java, a bad master URL: what Spark said is about the setup, not the data
         raise UsageError(f"--engine spark: cannot start Spark ({type(exc).__name__}: {str(exc)[:300]})") from None
-    spark.sparkContext.setLogLevel("ERROR")
+    # No log at all: a task's error, which Spark logs before the driver sees it, may quote the data.
+    spark.sparkContext.setLogLevel("OFF")
     return spark
 
 
@@ -125,9 +128,7 @@ def detect_spark(spark: Any, training: str, format: str | None) -> SparkSource:
         kind = _FORMATS.get(PurePosixPath(stem).suffix)
         if kind is not None:
             kinds.add(kind)
-    if format == "parquet":
-        raise UsageError("--engine spark reads JSONL and CSV; Parquet is checked by the local engine (for now)")
-    chosen: Format | None = "jsonl" if format == "jsonl" else "csv" if format == "csv" else None
+    chosen: Format | None = next((known for known in ("jsonl", "csv", "parquet") if known == format), None)
     if chosen is None:
         if len(kinds) != 1:
             raise UsageError(
@@ -223,6 +224,27 @@ class _Task:
             assert segment is not None
             yield segment, "error", (exc.line, exc.message)
 
+    def scan_rows(self, rows: Iterable[Any]) -> Iterator[tuple[Segment, str, Any]]:
+        """Parquet rows (Spark Rows, then the file and split offset): typed values, as pyarrow gives
+        them to the local engine; a problem names the row, counted from 1 within the split."""
+        plan: MatchPlan = self.plan.value
+        getters = json_getters(plan)
+        segment: Segment | None = None
+        matcher: Matcher | None = None
+        try:
+            for row in rows:
+                values, path, start = row[0], row[1], row[2]
+                if (path, start) != segment:
+                    if matcher is not None and segment is not None:
+                        yield segment, "ok", _rows_counted(matcher)
+                    segment, matcher = (path, start), Matcher(plan, getters, display="", skip_malformed=self.skip)
+                matcher.check_rows([values.asDict(recursive=True)])  # type: ignore[union-attr]
+            if matcher is not None and segment is not None:
+                yield segment, "ok", _rows_counted(matcher)
+        except DataError as exc:
+            assert segment is not None
+            yield segment, "error", (exc.line, exc.message)
+
     def scan_csv(self, files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[Segment, str, Any]]:
         """Whole CSV files (a quoted field may span lines), read as the local engine reads one."""
         plan: MatchPlan = self.plan.value
@@ -264,6 +286,13 @@ class _Task:
             csv.field_size_limit(previous)
 
 
+def _rows_counted(matcher: Matcher) -> ScanCounts:
+    """Parquet has no lines: rows (read or malformed) stand for them, to number a later split's."""
+    counts = matcher.counts
+    counts.lines = counts.rows + counts.malformed
+    return counts
+
+
 def _decompressed(content: bytes) -> io.BufferedIOBase:
     """The file's bytes, decompressed when its first bytes say gzip, bzip2 or xz (as the local engine)."""
     stream = io.BytesIO(content)
@@ -289,7 +318,23 @@ def _first_bad_utf8_line(stream: io.BufferedIOBase) -> int | None:
 
 
 def scan_spark(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: bool) -> ScanOutcome:
-    """Scan ``source`` on Spark's executors; only counts, case indices and line numbers come back."""
+    """Scan ``source`` on Spark's executors; only counts, case indices and line numbers come back.
+
+    Whatever Spark raises (a damaged file, a lost executor) is named by its type only: its message
+    may quote the data (a Parquet reader's names the bytes it found at the end of the file)."""
+    try:
+        return _scan(plan, source, spark, skip_malformed=skip_malformed)
+    except (DataError, UsageError):
+        raise
+    except Exception as exc:
+        raise DataError(
+            source.display,
+            None,
+            f"Spark could not scan the training data ({type(exc).__name__}; the executors' logs say why)",
+        ) from None
+
+
+def _scan(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: bool) -> ScanOutcome:
     if plan.image_keys:
         raise UsageError("--engine spark does not compare pictures (image keys); use the local engine")
     context = spark.sparkContext
@@ -310,6 +355,22 @@ def scan_spark(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malform
             group.build_index()
         task = _Task(context.broadcast(plan), source.delimiter, skip_malformed)
         results = lines.rdd.mapPartitions(task.scan_jsonl).collect()
+    elif source.format == "parquet":
+        frame = spark.read.parquet(*source.files)
+        places = _places(plan, frame.schema, source.display)
+        sources = {name: ".".join(path) for name, path in places.items() if path != tuple(name.split("."))}
+        for group in plan.groups:
+            group.build_index()
+        task = _Task(context.broadcast(plan), source.delimiter, skip_malformed)
+        from pyspark.sql import functions  # lazy: optional
+
+        columns = list(dict.fromkeys(path[0] for path in places.values()))
+        rows = frame.select(
+            functions.struct(*[functions.col(f"`{name}`") for name in columns]),
+            functions.col("_metadata.file_path"),
+            functions.col("_metadata.file_block_start"),
+        )
+        results = rows.rdd.mapPartitions(task.scan_rows).collect()
     else:
         for group in plan.groups:
             group.build_index()
@@ -322,6 +383,33 @@ def scan_spark(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malform
         if status == "ok" and isinstance(payload, tuple):
             sources = sources or payload[1]
     return ScanOutcome(counts=counts, sha256=None, key_sources=sources, jobs=len(results))
+
+
+def _places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, ...]]:
+    """Per compared key, the first of its places the Parquet schema has (``readers.parquet_places``)."""
+    from pyspark.sql.types import StructType  # lazy: optional
+
+    def has(path: tuple[str, ...]) -> bool:
+        node: Any = schema
+        for part in path:
+            if not isinstance(node, StructType) or part not in node.names:
+                return False
+            node = node[part].dataType
+        return True
+
+    places: dict[str, tuple[str, ...]] = {}
+    for name in plan.compared:
+        path = next((candidate for candidate in lookup_candidates(name) if has(candidate)), None)
+        if path is None:
+            looked = ", ".join(".".join(candidate) for candidate in lookup_candidates(name))
+            raise DataError(
+                display,
+                None,
+                f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, "
+                f"with --field",
+            )
+        places[name] = path
+    return places
 
 
 def _lines(spark: Any, files: list[str]) -> Any:

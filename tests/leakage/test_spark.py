@@ -189,6 +189,44 @@ def test_a_directory_and_a_glob_of_parts_equal_the_whole_file(spark: Any, projec
         assert result["training"]["size_bytes"] == whole.stat().st_size
 
 
+@needs_spark
+def test_parquet_written_by_spark_equals_the_local_engine_on_the_same_rows(
+    spark: Any, project: Project, tmp_path: Path
+) -> None:
+    """pyarrow is not needed: Spark writes the rows of a JSONL file as Parquet (structs, doubles,
+    longs, strings), and the Spark engine's result on it must be the local engine's on the JSONL."""
+    cases = many_cases()
+    project.write(cases=cases)
+    training = write_jsonl(tmp_path / "train.jsonl", generated(tmp_path, cases, rows=6000))
+    folder = tmp_path / "train.parquet"
+    spark.read.json(str(training)).repartition(3).write.parquet(str(folder))
+    _, local = check(project, training, "--round", "2")
+    code, result = check(project, folder, "--round", "2", "--engine", "spark")
+    assert code == 4 and len(local["leaked_ids"]) == 40
+    assert result["training"]["format"] == "parquet"
+    assert_same(local, result)
+
+
+@needs_spark
+def test_a_damaged_file_is_an_error_that_quotes_nothing(
+    spark: Any, project: Project, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's own message for a file that is not Parquet quotes the bytes at its end: only its type
+    is shown, and Spark's log is off."""
+    project.write(cases=fixture_cases())
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(b"PAR1" + MARKER.encode() * 50)
+    capfd.readouterr()
+    assert project.cli("leakage", "check", "--training", str(damaged), "--engine", "spark") == 2
+    captured = capfd.readouterr()
+    assert (
+        f"{damaged}: Spark could not scan the training data (Py4JJavaError; the executors' logs say why)"
+        in captured.err
+    )
+    assert MARKER not in captured.out + captured.err
+    assert "[" + ", ".join(str(b - 256 if b > 127 else b) for b in MARKER.encode()[-4:]) + "]" not in captured.err
+
+
 # --------------------------------------------------------------------------- malformed rows
 
 
