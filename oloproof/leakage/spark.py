@@ -42,6 +42,8 @@ from oloproof.leakage.readers import (
 from oloproof.leakage.scan import ScanOutcome, _json_key_sources, _order
 
 INSTALL = "--engine spark needs pyspark and a Java runtime (17): pip install 'oloproof[spark]'"
+SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
+SAMPLE_SPLIT = 4 << 20  # the split the key order is sampled from
 BLOCK_LINES = 4096  # JSONL lines checked together (the local engine's block path)
 _FORMATS: dict[str, Format] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv"}
 _FORMATS |= {".tab": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -210,7 +212,7 @@ class _Task:
                         [],
                         1,
                     )
-                raw = bytes(value)
+                raw = value  # a bytearray: orjson reads it as it is, without a copy
                 block.append(raw.removeprefix(_BOM) if start == 0 and line == 1 and not block else raw)
                 if len(block) >= BLOCK_LINES:
                     matcher.scan_json_lines(block, line)  # type: ignore[union-attr]
@@ -342,8 +344,7 @@ def _scan(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: b
     if source.format == "jsonl":
         lines = _lines(spark, list(source.files))
         sampler = _Task(context.broadcast(plan), source.delimiter, skip_malformed)
-        first = _lines(spark, [source.files[0]])
-        sampled = first.rdd.mapPartitions(sampler.sample).collect()
+        sampled = _sample(spark, source.files[0], sampler)
         if sampled:
             status, payload = sampled[0]
             if status == "error":
@@ -383,6 +384,22 @@ def _scan(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: b
         if status == "ok" and isinstance(payload, tuple):
             sources = sources or payload[1]
     return ScanOutcome(counts=counts, sha256=None, key_sources=sources, jobs=len(results))
+
+
+def _sample(spark: Any, first: str, sampler: _Task) -> list[Any]:
+    """Run ``sampler.sample`` on the first split of the first file alone, made small (4 MiB) so that
+    Spark does not send a whole large split to the task that needs its first 1,000 rows."""
+    conf = spark.conf
+    before = conf.get(SPLIT_BYTES, None)
+    conf.set(SPLIT_BYTES, str(SAMPLE_SPLIT))
+    try:
+        rdd = _lines(spark, [first]).rdd.mapPartitions(sampler.sample)
+        return list(spark.sparkContext.runJob(rdd, lambda rows: rows, partitions=[0]))
+    finally:
+        if before is None:
+            conf.unset(SPLIT_BYTES)
+        else:
+            conf.set(SPLIT_BYTES, before)
 
 
 def _places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, ...]]:
