@@ -341,6 +341,15 @@ def test_without_pyspark_the_engine_says_what_to_install(
     )
 
 
+def test_a_release_that_declares_near_is_refused(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=fixture_cases(), extra="leakage: {required: true, near: report}\n")
+    assert project.cli("leakage", "check", "--training", str(FIXTURES / "training.jsonl"), "--engine", "spark") == 2
+    assert (
+        "--engine spark does not look for near-duplicates, and release.yaml declares leakage near:"
+        in capsys.readouterr().err
+    )
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
