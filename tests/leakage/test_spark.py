@@ -227,6 +227,52 @@ def test_a_damaged_file_is_an_error_that_quotes_nothing(
     assert "[" + ", ".join(str(b - 256 if b > 127 else b) for b in MARKER.encode()[-4:]) + "]" not in captured.err
 
 
+EDGE_CASES = [
+    {"id": "big", "n": 2**64 + 1, "t": "x y", "expected": {"label": 1}},
+    {"id": "near-big", "n": 2**64, "t": "x y", "expected": {"label": 1}},
+    {"id": "lines", "n": 5, "t": "Line one\nline two", "expected": {"label": 1}},
+    {"id": "first", "n": 7, "t": "at the start", "expected": {"label": 1}},
+]
+
+
+@needs_spark
+@pytest.mark.parametrize("kind", ["jsonl", "jsonl.gz", "csv", "csv.gz"])
+def test_edge_rows_equal_the_local_engine(spark: Any, project: Project, tmp_path: Path, kind: str) -> None:
+    """A byte-order mark before the first row, CRLF line ends, an integer beyond 2**64 (read exactly,
+    never through a float), a quoted CSV field over two lines, gzip."""
+    import gzip
+
+    project.write(cases=EDGE_CASES)
+    if kind.startswith("jsonl"):
+        rows = [
+            '{"n": 7, "t": "AT  the start"}',
+            '{"n": 18446744073709551617, "t": "X  Y"}',
+            '{"n": 5, "t": "line one line two"}',
+            '{"n": 3, "t": "other"}',
+        ]
+    else:
+        rows = ["n,t", "7,AT  the start", "18446744073709551617,X  Y", '5,"Line one', 'line two"', "3,other"]
+    content = b"\xef\xbb\xbf" + "\r\n".join(rows).encode() + b"\r\n"
+    training = tmp_path / f"edge.{kind}"
+    training.write_bytes(gzip.compress(content) if kind.endswith(".gz") else content)
+    _, local = check(project, training)
+    _, result = check(project, training, "--engine", "spark")
+    assert local["leaked_ids"] == ["big", "lines", "first"]
+    assert_same(local, result)
+
+
+@needs_spark
+def test_a_path_that_names_nothing_is_an_error(
+    spark: Any, project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write(cases=fixture_cases())
+    for given in (tmp_path / "gone.jsonl", f"{tmp_path}/none-*.jsonl"):
+        assert project.cli("leakage", "check", "--training", str(given), "--engine", "spark") == 2
+        assert (
+            f"{given}: no training file found (a file, a directory or a glob Spark can read)" in capsys.readouterr().err
+        )
+
+
 # --------------------------------------------------------------------------- malformed rows
 
 
