@@ -178,7 +178,7 @@ class LeakageResult:
             leaked_ids=tuple(leaked),
             key_sources=dict(data.get("key_sources", {})),
             jobs=int(data.get("jobs", 1)),
-            engine={str(k): str(v) for k, v in (data.get("engine") or {"name": "local"}).items()},
+            engine=_engine(data.get("engine")),
             duration_s=float(data.get("duration_s", 0.0)),
             config_digest=str(data.get("config_digest", "")),
             system_version=str(data.get("system_version", "")),
@@ -191,6 +191,15 @@ class LeakageResult:
             config=str(data.get("config") or ""),
             near=None if not isinstance(data.get("near"), dict) else NearResult.from_json(data["near"]),
         )
+
+
+def _engine(data: Any) -> dict[str, str]:
+    """The record's engine (records made before engines were named: the local one)."""
+    if data is None:
+        return {"name": "local"}
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise ValueError("engine must be an object with a name")
+    return {str(key): str(value) for key, value in data.items()}
 
 
 def run_check(

@@ -376,6 +376,23 @@ def test_a_clean_spark_record_satisfies_leakage_required(spark: Any, project: Pr
 # --------------------------------------------------------------------------- without the extra, and what it refuses
 
 
+@pytest.mark.parametrize("engine", ["spark", 7, ["spark"], {"version": "3.5.3"}])
+def test_a_record_with_a_forged_engine_is_not_valid(
+    project: Project, capsys: pytest.CaptureFixture[str], engine: Any
+) -> None:
+    """A pull request that edits a record's engine gets a clear error from the gate, not a crash."""
+    project.write(cases=fixture_cases(), extra="leakage: required\n")
+    check(project, FIXTURES / "training.jsonl", "--record")
+    (record,) = (project.root / ".oloproof" / "evidence" / "leakage").glob("*.json")
+    data = json.loads(record.read_text())
+    assert data["engine"] == {"name": "local"}
+    data["engine"] = engine
+    record.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert project.cli("gate") == 2
+    assert "not a valid leakage record (ValueError: engine must be an object with a name)" in capsys.readouterr().err
+
+
 def test_without_pyspark_the_engine_says_what_to_install(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
