@@ -81,6 +81,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="worker processes for large uncompressed JSONL (default: the CPUs, up to 4)",
     )
+    check.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local (default): this machine; spark: Spark executors scan the training data (a file, directory, glob "
+        "or any URI Spark reads; JSONL or CSV); needs pip install 'oloproof[spark]'",
+    )
+    check.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="with --engine spark: the master (e.g. local[2]); default: what spark-submit or spark-defaults set, "
+        "else local[*]",
+    )
     near = check.add_argument_group(
         "near-duplicates", "with --near (or `near:` under leakage in release.yaml); needs pip install 'oloproof[near]'"
     )
@@ -128,7 +141,19 @@ def handle(args: argparse.Namespace) -> int:
     )
     if near_given and not args.near:
         raise UsageError("--ngram, --ngram-threshold, --jaccard-threshold, --hamming and --tolerance need --near")
+    if args.engine == "spark" and (args.near or args.jobs is not None or args.image_root is not None):
+        raise UsageError(
+            "--engine spark: --near, --jobs and --image-root are for the local engine (Spark's parallelism is its "
+            "master's)"
+        )
+    if args.spark_master is not None and args.engine != "spark":
+        raise UsageError("--spark-master needs --engine spark")
     release = common.load(args)
+    if args.engine == "spark" and release.leakage_policy.near is not None:
+        raise UsageError(
+            "--engine spark does not look for near-duplicates, and release.yaml declares leakage near:; use the local "
+            "engine"
+        )
     near = near_options(args, release) if args.near or release.leakage_policy.near is not None else None
     common.check_outputs(args.json, release=release, inputs=[args.training])
     image_root = None
@@ -153,6 +178,8 @@ def handle(args: argparse.Namespace) -> int:
             progress=progress,
             image_root=image_root,
             near=near,
+            engine=args.engine,
+            spark_master=args.spark_master,
         )
     console = common.console()
     lines = describe(result)

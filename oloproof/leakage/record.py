@@ -79,6 +79,7 @@ class LeakageResult:
     training_path: str = ""  # as given, relative to release.yaml's directory; "" outside it or in older records
     config: str = ""  # the release.yaml's file name; "" in records made before it was kept
     near: NearResult | None = None  # near-duplicates (--near); None when they were not looked for
+    engine: dict[str, str] = field(default_factory=lambda: {"name": "local"})  # --engine: name (and version, master)
 
     @property
     def training_shown(self) -> str:
@@ -140,6 +141,7 @@ class LeakageResult:
             "note": NEAR_DUPLICATES if self.near is None else near_note(self.near),
             **({} if self.near is None else {"near": self.near.to_json()}),
             "jobs": self.jobs,
+            "engine": dict(self.engine),
             "duration_s": round(self.duration_s, 3),
             "config_digest": self.config_digest,
             "system_version": self.system_version,
@@ -176,6 +178,7 @@ class LeakageResult:
             leaked_ids=tuple(leaked),
             key_sources=dict(data.get("key_sources", {})),
             jobs=int(data.get("jobs", 1)),
+            engine=_engine(data.get("engine")),
             duration_s=float(data.get("duration_s", 0.0)),
             config_digest=str(data.get("config_digest", "")),
             system_version=str(data.get("system_version", "")),
@@ -188,6 +191,15 @@ class LeakageResult:
             config=str(data.get("config") or ""),
             near=None if not isinstance(data.get("near"), dict) else NearResult.from_json(data["near"]),
         )
+
+
+def _engine(data: Any) -> dict[str, str]:
+    """The record's engine (records made before engines were named: the local one)."""
+    if data is None:
+        return {"name": "local"}
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise ValueError("engine must be an object with a name")
+    return {str(key): str(value) for key, value in data.items()}
 
 
 def run_check(
@@ -204,13 +216,21 @@ def run_check(
     parallel_min_bytes: int | None = None,
     image_root: Path | None = None,
     near: NearOptions | None = None,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> LeakageResult:
     """Check every case of ``testset`` against the training file ``training``. Image paths in the test
     set are read relative to the directory of release.yaml; in the training file relative to
     ``image_root`` (default: the same directory)."""
     if digits is not None and not 0 <= digits <= 15:
         raise UsageError(f"--round: expected a number of decimals from 0 to 15, got {digits}")
-    source = detect(training, format=format)
+    if engine == "spark":
+        from oloproof.leakage.spark import detect_spark, scan_spark, session  # lazy: optional
+
+        spark = session(spark_master)
+        source: Any = detect_spark(spark, training, format)
+    else:
+        source = detect(training, format=format)
     plan = build_plan(
         testset,
         fields=fields,
@@ -220,14 +240,17 @@ def run_check(
         image_root=image_root,
     )
     started = time.perf_counter()
-    outcome = scan_training(
-        plan,
-        source,
-        skip_malformed=skip_malformed,
-        jobs=jobs,
-        progress=progress,
-        parallel_min_bytes=PARALLEL_MIN_BYTES if parallel_min_bytes is None else parallel_min_bytes,
-    )
+    if engine == "spark":
+        outcome = scan_spark(plan, source, spark, skip_malformed=skip_malformed)
+    else:
+        outcome = scan_training(
+            plan,
+            source,
+            skip_malformed=skip_malformed,
+            jobs=jobs,
+            progress=progress,
+            parallel_min_bytes=PARALLEL_MIN_BYTES if parallel_min_bytes is None else parallel_min_bytes,
+        )
     counts = outcome.counts
     if counts.rows == 0:
         skipped = f" ({counts.malformed} malformed rows were skipped)" if counts.malformed else ""
@@ -254,8 +277,8 @@ def run_check(
         fields=fields,
         digits=digits,
         skip_malformed=skip_malformed,
-        training_name=source.path.name,
-        training_path=given_path(release.base_dir, training),
+        training_name=source.name if engine == "spark" else source.path.name,
+        training_path="" if "://" in training else given_path(release.base_dir, training),
         config=Path(release.path).name,
         training_format=source.format,
         training_compression=source.compression,
@@ -274,6 +297,7 @@ def run_check(
         system_version=release.system.version,
         checker=checker_identity().to_json(),
         created_at=utc_stamp(),
+        engine=source.engine if engine == "spark" else {"name": "local"},
     )
 
 

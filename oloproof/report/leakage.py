@@ -24,10 +24,13 @@ def describe(result: LeakageResult, *, shown_ids: int = SHOWN_IDS) -> list[str]:
     if result.key_sources:
         found = ", ".join(f"{key} as {where}" for key, where in sorted(result.key_sources.items()))
         lines.append(f"  found in the training data under other names: {found}")
-    lines.append(
-        f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {result.jobs} "
-        f"process(es))"
+    engine = result.engine
+    workers = (
+        f"{result.jobs} process(es)"
+        if engine.get("name", "local") == "local"
+        else f"Spark {engine.get('version', '')} on {engine.get('master', '?')}, {result.jobs} partition(s)"
     )
+    lines.append(f"rows scanned: {result.rows_scanned:,} in {result.duration_s:.2f} s ({rate:,.0f} rows/s, {workers})")
     if result.rows_malformed:
         more = ", …" if result.rows_malformed > len(result.malformed_lines) else ""
         lines.append(
