@@ -91,7 +91,7 @@ def scan_training(
     return ScanOutcome(counts=counts, sha256=digest.hexdigest, key_sources=sources, jobs=used)
 
 
-def _order(
+def settle_order(
     plan: MatchPlan, rows: list[Any], getters: list[list[Callable[[Any], Any]]], display: str, *, sampled: bool
 ) -> None:
     """Settle the key order on sample rows, then build the index (before any worker is forked)."""
@@ -112,7 +112,7 @@ def _order(
             )
 
 
-def _json_key_sources(plan: MatchPlan, rows: list[Any]) -> dict[str, str]:
+def json_key_sources(plan: MatchPlan, rows: list[Any]) -> dict[str, str]:
     """Case keys that the first sample row having them holds under another name."""
     found: dict[str, str] = {}
     for name in plan.compared:
@@ -137,8 +137,8 @@ def _run_jsonl(
         sample = sample_jsonl(source, SAMPLE_ROWS)
     except STREAM_ERRORS as exc:
         raise read_error(source, exc) from None
-    _order(plan, sample, json_getters(plan), source.display, sampled=True)
-    sources = _json_key_sources(plan, sample)
+    settle_order(plan, sample, json_getters(plan), source.display, sampled=True)
+    sources = json_key_sources(plan, sample)
     workers = _workers(jobs)
     if workers > 1 and source.compression is None and source.size >= parallel_min_bytes and parallel_available():
         ranges = len(split_ranges(source.path, source.size, workers))
@@ -180,7 +180,7 @@ def _run_csv_unlimited(
             raise read_error(source, exc) from None
     if not header:
         return ScanCounts(), {}
-    _order(plan, sample, csv_getters(plan, header, source.display), source.display, sampled=False)
+    settle_order(plan, sample, csv_getters(plan, header, source.display), source.display, sampled=False)
     matcher = Matcher(plan, csv_getters(plan, header, source.display), display=source.display, skip_malformed=skip)
     raw, stream = open_stream(source)
     with raw, stream:
@@ -214,7 +214,7 @@ def _run_parquet(
         )
         first = next(batches, None)
         sample = first.slice(0, SAMPLE_ROWS).to_pylist() if first is not None else []
-        _order(plan, sample, json_getters(plan), source.display, sampled=False)
+        settle_order(plan, sample, json_getters(plan), source.display, sampled=False)
         matcher = Matcher(plan, json_getters(plan), display=source.display, skip_malformed=skip)
         total = max(1, parquet.metadata.num_rows)
         for batch in itertools.chain([first] if first is not None else [], batches):

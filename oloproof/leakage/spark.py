@@ -39,7 +39,7 @@ from oloproof.leakage.readers import (
     csv_reader,
     csv_sample,
 )
-from oloproof.leakage.scan import ScanOutcome, _json_key_sources, _order
+from oloproof.leakage.scan import ScanOutcome, json_key_sources, settle_order
 
 INSTALL = "--engine spark needs pyspark and a Java runtime (17): pip install 'oloproof[spark]'"
 SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
@@ -184,11 +184,11 @@ class _Task:
                 if len(parsed) >= SAMPLE_ROWS:
                     break
         try:
-            _order(plan, parsed, json_getters(plan), "", sampled=True)
+            settle_order(plan, parsed, json_getters(plan), "", sampled=True)
         except DataError as exc:
             yield "error", (exc.line, exc.message)
             return
-        yield "ok", ([group.names for group in plan.groups], _json_key_sources(plan, parsed))
+        yield "ok", ([group.names for group in plan.groups], json_key_sources(plan, parsed))
 
     def scan_jsonl(self, rows: Iterable[Any]) -> Iterator[tuple[Segment, str, Any]]:
         """Rows of (line bytes, file, split offset): each split's lines are checked as a block of
@@ -269,7 +269,7 @@ class _Task:
                 sample = csv_sample(reader, len(header), SAMPLE_ROWS) if header else []
                 if not header:
                     return ScanCounts(), {}
-                _order(plan, sample, csv_getters(plan, header, ""), "", sampled=False)
+                settle_order(plan, sample, csv_getters(plan, header, ""), "", sampled=False)
                 matcher = Matcher(plan, csv_getters(plan, header, ""), display="", skip_malformed=self.skip)
                 # Strict decoding without --skip-malformed (the first bad byte stops the scan), lenient
                 # with it, as the local engine reads.
