@@ -318,6 +318,12 @@ def parquet_places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tupl
                 fields = kind
         return True
 
+    return first_places(plan, has, display)
+
+
+def first_places(plan: MatchPlan, has: Callable[[tuple[str, ...]], bool], display: str) -> dict[str, tuple[str, ...]]:
+    """Per compared key, the first of its places (``lookup_candidates``) for which ``has`` is true
+    (a schema holds that column path); a key with none is an error naming where it looked."""
     places: dict[str, tuple[str, ...]] = {}
     for name in plan.compared:
         path = next((candidate for candidate in lookup_candidates(name) if has(candidate)), None)

@@ -27,7 +27,7 @@ from typing import Any
 
 from oloproof.errors import DataError, UsageError
 from oloproof.leakage.match import Matcher, ScanCounts
-from oloproof.leakage.plan import MatchPlan, json_getters, lookup_candidates
+from oloproof.leakage.plan import MatchPlan, json_getters
 from oloproof.leakage.readers import (
     CSV_FIELD_LIMIT,
     SAMPLE_ROWS,
@@ -38,6 +38,7 @@ from oloproof.leakage.readers import (
     csv_getters,
     csv_reader,
     csv_sample,
+    first_places,
 )
 from oloproof.leakage.scan import ScanOutcome, json_key_sources, settle_order
 
@@ -414,19 +415,7 @@ def _places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, 
             node = node[part].dataType
         return True
 
-    places: dict[str, tuple[str, ...]] = {}
-    for name in plan.compared:
-        path = next((candidate for candidate in lookup_candidates(name) if has(candidate)), None)
-        if path is None:
-            looked = ", ".join(".".join(candidate) for candidate in lookup_candidates(name))
-            raise DataError(
-                display,
-                None,
-                f"no column for case key '{name}' (looked for: {looked}); compare only keys the training data has, "
-                f"with --field",
-            )
-        places[name] = path
-    return places
+    return first_places(plan, has, display)
 
 
 def _lines(spark: Any, files: list[str]) -> Any:
