@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from oloproof.measures.registry import measure_of
 from oloproof.result import RuleResult
 from oloproof.stats.caveats import clustered_caveat
 from oloproof.verdicts import Verdict
@@ -81,48 +82,13 @@ def interval_text(interval: Interval) -> str:
 def compute_interval(
     outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: TestSet
 ) -> tuple[Interval | None, dict[str, object], list[str]]:
-    """The interval for ``rule`` on ``outcome``, extra details, and method reason codes."""
-    import numpy as np  # lazy: start-up
-
-    from oloproof.stats import binomial, bounded, clustered  # lazy: start-up
-
-    values = outcome.values
-    n = int(values.size)
-    confidence = policy.confidence
-    details: dict[str, object] = {}
-    reasons: list[str] = []
+    """The interval for ``rule`` on ``outcome``, extra details, and method reason codes: a judge's
+    (``oloproof.judged``) or the outcome's measure's (``oloproof.measures``)."""
     if outcome.judged is not None or rule.method == "ppi":
         from oloproof.judged import judged_rule_interval  # lazy: start-up
 
         return judged_rule_interval(outcome, rule, policy, testset)
-    if testset.has_groups:
-        if outcome.kind != "binary":
-            details["no_method"] = "no interval is implemented for scores on grouped cases"
-            reasons.append("approximate_method")
-            return None, details, reasons
-        groups = [case.group if case.group is not None else f"\0{case.id}" for case in testset.cases]
-        result = clustered.clustered_proportion(values, groups, confidence=confidence)
-        details.update(
-            n_clusters=result.n_clusters, groups_by_size=result.by_size, n_eff=result.n_eff, ceiling=result.ceiling
-        )
-        if result.few_clusters:
-            reasons.append("few_clusters")
-        return result.interval, details, reasons
-    if outcome.kind == "binary":
-        passes = int(np.nansum(values))
-        missing = int(np.isnan(values).sum())
-        return binomial.clopper_pearson(passes, n, confidence=confidence, missing=missing), details, reasons
-    # The betting interval does not depend on the order of the cases: it averages over random
-    # orders drawn from a seed fixed by the test set's (order-free) digest, printed with it.
-    if rule.method == "exact":
-        seed = bounded.order_seed(testset.digest)
-        details["seed"] = seed
-        return bounded.bounded_mean_betting(values, confidence=confidence, seed=seed), details, reasons
-    if rule.method == "t":
-        return bounded.bounded_mean_t(values, confidence=confidence), details, reasons
-    rng = np.random.default_rng(policy.seed)
-    details["seed"] = policy.seed
-    return bounded.bounded_mean_bca(values, confidence=confidence, rng=rng), details, reasons
+    return measure_of(outcome.kind).interval(outcome, rule, policy, testset)
 
 
 def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
@@ -223,7 +189,7 @@ def _verdict(
     reasons = list(given)
 
     answered = n - missing
-    count = f"{int(passes)}/{answered}" if kind == "binary" else f"mean of {answered} scores"
+    count = measure_of(kind).count(passes, answered)
     count = str((details or {}).get("count", count))
     head = f"{rule.criterion} is {fmt(interval.estimate)} ({count}"
     head += f", {missing} missing)" if missing else ")"
@@ -386,7 +352,7 @@ def decide_regression(
         source=rule.source,
         line=rule.line,
     )
-    if now.kind != "binary" or baseline.kind != "binary":
+    if not (measure_of(now.kind).paired and measure_of(baseline.kind).paired):
         import numpy as np  # lazy: start-up
 
         missing = int(np.isnan(now.values).sum() + np.isnan(baseline.values).sum())

@@ -24,6 +24,7 @@ import orjson
 from oloproof.errors import OloproofError
 from oloproof.files import atomic_write_bytes, open_regular
 from oloproof.jsonl import dumps_line
+from oloproof.measures.registry import measure_of
 from oloproof.store import gates_dir, shown
 
 if TYPE_CHECKING:
@@ -98,12 +99,7 @@ def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str,
         if rule.kind == "regression" or outcome is None or rule.kind not in ("min", "max"):
             continue
         values = np.asarray(outcome.values, dtype=float)
-        binary = outcome.kind == "binary"
-        with np.errstate(invalid="ignore"):  # NaN compares False: it is counted by isnan
-            if rule.kind == "min":
-                bad = np.isnan(values) | (values < (1.0 if binary else rule.threshold))
-            else:
-                bad = np.isnan(values) | (values > (0.0 if binary else rule.threshold))
+        bad = measure_of(outcome.kind).failing(values, rule.kind, rule.threshold)
         if outcome.case_ids:  # values of a subset of the cases (paired with them as zip pairs them)
             if position is None:
                 position = {case_id: index for index, case_id in enumerate(ids)}

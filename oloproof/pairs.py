@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
+from oloproof.measures.registry import measure_of
 from oloproof.stats.caveats import JUDGE_GRADED, clustered_paired_caveat
 from oloproof.stats.clustered_paired import ClusteredPaired, clustered_paired_difference
 from oloproof.stats.interval import Interval, interval_json
@@ -381,7 +382,7 @@ def run_outcomes(
         outputs_of=f" of run {record.run_id} (version {inert(record.version)})",
     )
     outcome = evaluator.evaluate(ctx)
-    if outcome.kind != "binary":
+    if not measure_of(outcome.kind).paired:
         raise UsageError(
             f"criterion '{criterion}' is a graded score; paired comparisons are implemented for pass/fail criteria "
             "only (no paired interval for scores yet)"

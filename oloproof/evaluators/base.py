@@ -141,7 +141,7 @@ class CriterionOutcome:
     """
 
     criterion: str
-    kind: Literal["binary", "score"]
+    kind: str  # the measure that reads the values (oloproof.measures.registry): "binary", "score", ...
     values: np.ndarray
     notes: Mapping[str, str] = field(default_factory=dict)  # case id -> why it is missing/odd
     reasons: tuple[str, ...] = ()  # reason codes that apply to every rule on this criterion

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from oloproof.errors import UsageError
+from oloproof.measures.registry import measure_of
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.store import short_digest
 
@@ -398,7 +399,7 @@ def entry_json(entry: ReadEntry) -> dict[str, Any]:
 
 def entry_score(entry: ReadEntry) -> str:
     f = entry.fields
-    count = f"{round(f.passes)}/{f.answered}" if f.kind == "binary" else f"mean of {f.answered}"
+    count = f"{round(f.passes)}/{f.answered}" if measure_of(f.kind).pass_fail else f"mean of {f.answered}"
     return f"{f.estimate:.3f} ({count}{f', {f.missing} missing' if f.missing else ''})"
 
 

@@ -33,6 +33,7 @@ from oloproof.files import atomic_write_bytes, read_evidence
 from oloproof.holdout.log import ReadEntry, Witness
 from oloproof.identity import checker_identity
 from oloproof.jsonl import dumps_line, iter_objects
+from oloproof.measures.registry import measure_of
 from oloproof.store import MAX_RECORD_BYTES, holdout_records_dir, is_outcome_record_name, outcome_record_name
 from oloproof.testset import canonical_digest
 
@@ -181,7 +182,7 @@ def outcome_vector(testset: TestSet, values: Any, kind: str, keys: Mapping[str, 
     out: list[float | None] = []
     for index in order:
         value = float(values[index])
-        out.append(None if math.isnan(value) else (int(value) if kind == "binary" else round(value, 9)))
+        out.append(None if math.isnan(value) else measure_of(kind).stored(value))
     return out
 
 

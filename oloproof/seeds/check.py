@@ -23,6 +23,7 @@ from oloproof.config import Release, require_criterion
 from oloproof.decide import INVALIDATING, interval_text, side_of, unfit_for_review
 from oloproof.evaluators.base import EvalContext
 from oloproof.inert import inert
+from oloproof.measures.registry import measure_of
 from oloproof.pairs import judge_only
 from oloproof.result import CheckReport, RuleResult
 from oloproof.run import describe_problems
@@ -204,7 +205,7 @@ def decide_recipe(
     for outcome in outcomes:
         reasons.extend(code for code in outcome.reasons if code not in reasons)
     missing = int(np.isnan(matrix).sum())
-    if any(outcome.kind != "binary" for outcome in outcomes):
+    if not all(measure_of(outcome.kind).pass_fail for outcome in outcomes):
         codes = list(dict.fromkeys(["approximate_method", *reasons, *(["missing_outputs"] if missing else [])]))
         unfit = unfit_for_review(codes)
         result = RuleResult(
