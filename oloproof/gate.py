@@ -15,16 +15,15 @@ from typing import Any
 from oloproof.checks import GateCheck, GateContext
 from oloproof.config import Release
 from oloproof.decide import decide_regression, decide_rule
+from oloproof.devset import load_dev_testset
 from oloproof.errors import ConfigError, StoreError, UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.evaluators.metamorphic import rule_note
-from oloproof.files import display_path
-from oloproof.holdout.cases import refuse_holdout_as_dev_set
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
-from oloproof.metamorphic.variants import VariantProvider, check_declared_paths
+from oloproof.metamorphic.variants import VariantProvider
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.pairs import case_groups
 from oloproof.policy import Policy, Rule
@@ -33,7 +32,7 @@ from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, 
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.store import utc_stamp
-from oloproof.testset import TestSet, load_testset
+from oloproof.testset import TestSet
 from oloproof.verdicts import Verdict, worst
 
 
@@ -41,15 +40,6 @@ def registry() -> dict[str, GateCheck]:
     """Every gate check, by name, in the order they run: the one list of capabilities (a new one
     is its package and one line here; nothing below the gate imports a capability)."""
     return {"leakage": LeakageCheck(), "holdout": HoldoutCheck(), "seeds": SeedsCheck()}
-
-
-def load_dev_testset(release: Release) -> TestSet:
-    path = release.resolve(release.testset_path)
-    testset = load_testset(path, display=display_path(path))
-    refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
-    for spec in release.metamorphic.transforms if release.metamorphic is not None else ():
-        check_declared_paths(release, spec, testset)  # every declared transform, whether a rule reads it or not
-    return testset
 
 
 def run_gate(

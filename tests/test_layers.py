@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("oloproof.config",)),
     ("engine", ("oloproof.measures.*", "oloproof.run", "oloproof.runstore", "oloproof.lastgate", "oloproof.pairs", "oloproof.decide", "oloproof.judged", "oloproof.checks", "oloproof.result")),
     ("capability", ("oloproof.leakage.*", "oloproof.holdout.*", "oloproof.seeds.*", "oloproof.metamorphic.*", "oloproof.compare.*")),
-    ("gate", ("oloproof.gate",)),
+    ("gate", ("oloproof.gate", "oloproof.devset")),
     ("report", ("oloproof.report.*",)),
     ("interface", ("oloproof.cli.*", "oloproof.action.*", "oloproof.__main__")),
 )

@@ -37,10 +37,11 @@ from oloproof.action.session import Session, chown_written
 from oloproof.action.trust import base_trust, pull_request_base, trust_report
 from oloproof.checks import GateContext
 from oloproof.config import Release, load_release
+from oloproof.devset import load_dev_testset
 from oloproof.errors import ConfigError, ExitCode, OloproofError
 from oloproof.exits import run_guarded
 from oloproof.files import check_report_paths
-from oloproof.gate import load_dev_testset, registry, run_gate
+from oloproof.gate import registry, run_gate
 from oloproof.holdout.read import read_holdout as holdout_read
 from oloproof.report import annotations as ann
 from oloproof.report import terminal

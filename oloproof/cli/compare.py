@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from oloproof.compare.runs import compare_runs  # lazy: start-up
-    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.leakage.check import gate_report  # lazy: start-up
     from oloproof.report.compare import lines  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up

@@ -49,7 +49,7 @@ def _weights(path: str) -> dict[str, float]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.holdout.gap import gap  # lazy: start-up
     from oloproof.report.gap import build  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up

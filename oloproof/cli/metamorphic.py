@@ -95,7 +95,7 @@ def _variant(
 ) -> tuple[Release, TransformedSet]:
     """The config and the transform's copies of the test set; ``writes`` (files the command will
     write) are checked against every input first, before any work."""
-    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.metamorphic.variants import transformed_cases  # lazy: start-up
 
     release = common.load(args)
@@ -208,7 +208,7 @@ def handle_stamp(args: argparse.Namespace) -> int:
 
 
 def handle_show(args: argparse.Namespace) -> int:
-    from oloproof.gate import load_dev_testset  # lazy: start-up
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.metamorphic.variants import labels_of, transformed_cases  # lazy: start-up
 
     release = common.load(args)

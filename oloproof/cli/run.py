@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.errors import UsageError  # lazy: start-up
-    from oloproof.gate import load_dev_testset  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
     from oloproof.run import describe_problems, execute, import_outputs  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up

@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def handle(args: argparse.Namespace) -> int:
     from rich.table import Table  # lazy: start-up
 
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.errors import OloproofError  # lazy: start-up
-    from oloproof.gate import load_dev_testset  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
     from oloproof.runstore import RefScope, RunStore, resolve_ref  # lazy: start-up
 

@@ -40,9 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from oloproof.config import check_seeds, checkpoint_files  # lazy: start-up
+    from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.errors import UsageError  # lazy: start-up
     from oloproof.files import display_path, read_text  # lazy: start-up
-    from oloproof.gate import invalidated, load_dev_testset  # lazy: start-up
+    from oloproof.gate import invalidated  # lazy: start-up
     from oloproof.inert import inert  # lazy: start-up
     from oloproof.leakage.check import gate_report  # lazy: start-up
     from oloproof.policy import POLICY, build_policy  # lazy: start-up
