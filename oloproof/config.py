@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, SpecError, Where
-from oloproof.evaluators.registry import REGISTRY
+from oloproof.evaluators.registry import REGISTRY, kind_of
 from oloproof.files import display_path, read_text
 from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
@@ -138,7 +138,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         evaluator = require_criterion(
             by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion"
         )
-        judged = evaluator.type == "judge"
+        judged = kind_of(evaluator).judged
         if not judged and (rule.method == "ppi" or rule.measure is not None):
             key, value = ("method", "ppi") if rule.method == "ppi" else ("measure", rule.measure)
             raise ConfigError(
@@ -155,7 +155,7 @@ def load_release(path: str | os.PathLike[str]) -> Release:
                 f"method {rule.method} does not carry a judge's errors; a rule on '{rule.criterion}' (judge) takes "
                 "method exact (double sampling) or ppi (prediction-powered, approximate)",
             )
-        if rule.method != "exact" and evaluator.type in PASS_FAIL_TYPES:
+        if rule.method != "exact" and kind_of(evaluator).pass_fail:
             raise ConfigError(
                 rule.source,
                 rule.line,
@@ -261,10 +261,6 @@ def checkpoint_files(seeds: SeedsSpec, system: SystemSpec, base_dir: Path) -> li
     return files
 
 
-# Evaluator types whose outcomes are always pass/fail (a judge may grade with scores).
-PASS_FAIL_TYPES = frozenset({"label_match", "within_tolerance", "regex", "contains", "metamorphic_relation"})
-
-
 def resolve_path(base_dir: Path, value: str) -> Path:
     """A path from a config file: ``~`` expanded, relative to the file's directory."""
     path = Path(os.path.expanduser(value))
@@ -294,7 +290,7 @@ def require_criterion(
             f"no evaluator provides criterion '{criterion}'{did_you_mean(criterion, by_criterion)}; "
             f"available: {', '.join(sorted(by_criterion))}",
         )
-    if single_run and evaluator.type == "metamorphic_relation":
+    if single_run and kind_of(evaluator).needs_variants:
         raise ConfigError(
             source,
             line,

@@ -19,6 +19,7 @@ from oloproof.devset import load_dev_testset
 from oloproof.errors import ConfigError, StoreError, UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.evaluators.metamorphic import rule_note
+from oloproof.evaluators.registry import kind_of
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.lastgate import note_and_record
@@ -190,7 +191,7 @@ def _evaluate(
     """Every criterion a rule reads (and every flip rate, reported even where no rule reads it: a
     declared transform never decides one), with the reasons that invalidate all evidence added."""
     needed = {rule.criterion for rule in release.policy.rules}
-    needed |= {evaluator.criterion for evaluator in release.evaluators if evaluator.type == "metamorphic_relation"}
+    needed |= {evaluator.criterion for evaluator in release.evaluators if kind_of(evaluator).needs_variants}
     outcomes: dict[str, CriterionOutcome] = {}
     problems: list[str] = []
     for evaluator in release.evaluators:
@@ -278,7 +279,7 @@ def _preflight(release: Release, testset: TestSet) -> None:
     system spends its time (or a paid API's money), not after."""
     ctx = EvalContext(testset=testset, outputs={}, base_dir=release.base_dir, policy=release.policy)
     for evaluator in release.evaluators:
-        if evaluator.type != "metamorphic_relation":  # those would run the transformed copies
+        if not kind_of(evaluator).needs_variants:  # those would run the transformed copies
             evaluator.evaluate(ctx)
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import UsageError
 from oloproof.evaluators.base import EvalContext
+from oloproof.evaluators.registry import kind_of
 from oloproof.inert import inert
 from oloproof.measures.registry import measure_of
 from oloproof.stats.caveats import JUDGE_GRADED, clustered_paired_caveat
@@ -334,7 +335,7 @@ def paired_criterion(release: Release, criterion: str | None, *, what: str) -> s
     """The criterion a paired comparison reads: ``criterion`` if given, else the one plain
     criterion of release.yaml (or the first regression guard's, or the first rule's). It must be a
     pass/fail criterion of an evaluator that reads the run's own outputs."""
-    plain = [e.criterion for e in release.evaluators if e.type != "metamorphic_relation"]
+    plain = [e.criterion for e in release.evaluators if not kind_of(e).needs_variants]
     if criterion is None:
         guards = [rule.criterion for rule in release.policy.rules if rule.kind == "regression"]
         ruled = [rule.criterion for rule in release.policy.rules if rule.criterion in plain]
@@ -357,7 +358,7 @@ def paired_criterion(release: Release, criterion: str | None, *, what: str) -> s
 
 def judge_graded(release: Release, criterion: str) -> bool:
     """Whether ``criterion``'s outcomes are a judge's verdicts (not people's, not a fixed check's)."""
-    return release.criteria()[criterion].type == "judge"
+    return kind_of(release.criteria()[criterion]).judged
 
 
 def run_outcomes(

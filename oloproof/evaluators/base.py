@@ -184,6 +184,10 @@ class EvaluatorKind:
     name: str
     schema: Obj
     build: Callable[[dict[str, Any], Where], Evaluator]  # (validated values, where declared) -> evaluator
+    # What the rest of the code asks of a kind, instead of testing its type string:
+    pass_fail: bool = False  # every outcome is 1.0 or 0.0 (never a graded score)
+    judged: bool = False  # a judge grades the outputs: rules on it estimate people's grade with the labels
+    needs_variants: bool = False  # it compares outputs on transformed copies: it cannot score a single run
 
 
 def criterion_prop(default: str) -> Prop:

@@ -337,4 +337,5 @@ KIND = EvaluatorKind(
         doc="Grades from a command, trusted only when they agree with human labels.",
     ),
     build=_build,
+    judged=True,
 )

@@ -87,4 +87,5 @@ KIND = EvaluatorKind(
         doc="Pass when the output's field equals the expected value (classification).",
     ),
     build=_build,
+    pass_fail=True,
 )

@@ -281,6 +281,8 @@ KIND = EvaluatorKind(
         doc="Compare outputs on each case and its transformed copy (metamorphic check).",
     ),
     build=_build,
+    pass_fail=True,
+    needs_variants=True,
 )
 
 

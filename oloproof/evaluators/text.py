@@ -193,6 +193,7 @@ REGEX = EvaluatorKind(
         doc="Pass when the pattern is (or is not) found in a text output; runs under a time budget.",
     ),
     build=_builder("regex"),
+    pass_fail=True,
 )
 
 CONTAINS = EvaluatorKind(
@@ -202,4 +203,5 @@ CONTAINS = EvaluatorKind(
         doc="Pass when the text output contains (or lacks) a substring.",
     ),
     build=_builder("contains"),
+    pass_fail=True,
 )

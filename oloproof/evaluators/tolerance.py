@@ -84,4 +84,5 @@ KIND = EvaluatorKind(
         doc="Pass when a numeric output lies within tolerance of the expected value (regression).",
     ),
     build=_build,
+    pass_fail=True,
 )

@@ -22,6 +22,7 @@ from oloproof.checks import GateCheck, GateContext
 from oloproof.config import Release, require_criterion
 from oloproof.decide import INVALIDATING, interval_text, side_of, unfit_for_review
 from oloproof.evaluators.base import EvalContext
+from oloproof.evaluators.registry import kind_of
 from oloproof.inert import inert
 from oloproof.measures.registry import measure_of
 from oloproof.pairs import judge_only
@@ -248,7 +249,7 @@ def decide_recipe(
     if dropped:
         decided = recipe_interval(distinct, confidence=policy.confidence) if distinct.shape[1] >= 2 else None
     result = _verdict(spec, rule, policy, decided, distinct, reasons, interval_text, common)
-    if evaluator.type == "judge":  # the judge's verdicts alone never decide (oloproof.pairs.judge_only)
+    if kind_of(evaluator).judged:  # the judge's verdicts alone never decide (oloproof.pairs.judge_only)
         result = judge_only(result, unfit_for_review)
     result = replace(
         result,
