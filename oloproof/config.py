@@ -21,6 +21,7 @@ from oloproof.fingerprint import artifact_paths, artifact_problem
 from oloproof.holdout.spec import HOLDOUT, HoldoutSpec, build_holdout, expanded
 from oloproof.jsonl import canonical
 from oloproof.leakage.spec import LEAKAGE, LeakagePolicy, leakage_policy
+from oloproof.measures.spec import check_output_rules, reads_outputs
 from oloproof.metamorphic.spec import METAMORPHIC, MetamorphicSpec, build_metamorphic
 from oloproof.policy import POLICY, Policy, Rule, build_policy
 from oloproof.schema import AnyOf, Document, Obj, Prop, Scalar, Seq, Tagged, did_you_mean, validate_text
@@ -134,7 +135,10 @@ def load_release(path: str | os.PathLike[str]) -> Release:
     evaluators = _build_evaluators(doc)
     metamorphic = build_metamorphic(doc, evaluators, policy)  # before rules: a mistyped transform is named first
     by_criterion = {evaluator.criterion: evaluator for evaluator in evaluators}
+    check_output_rules(policy.rules, by_criterion)
     for rule in policy.rules:
+        if reads_outputs(rule):
+            continue  # a built-in measure over the outputs (oloproof.measures.spec), checked above
         evaluator = require_criterion(
             by_criterion, rule.criterion, rule.source, rule.line, f"{rule.key_path}.criterion"
         )

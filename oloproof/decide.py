@@ -112,7 +112,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     effective_n = int(n_eff) if isinstance(n_eff, (int, float)) and math.isfinite(n_eff) else n
     resolution = (
         detectable_distance(max(effective_n, 1), rule.threshold, side=side, confidence=policy.confidence)
-        if effective_n >= 1 and "advice" not in details  # a judge rule's width is set by its labels
+        # a judge rule's width is set by its labels; a quantile's is in the output's units
+        if effective_n >= 1 and "advice" not in details and measure_of(outcome.kind).proportion
         else None
     )
     codes: tuple[str, ...]
@@ -269,7 +270,7 @@ def _verdict(
             ),
         )
     smallest = min_cases_to_pass if rule.kind == "min" else min_cases_to_pass_max
-    needed = smallest(threshold, confidence=policy.confidence)
+    needed = smallest(threshold, confidence=policy.confidence) if measure_of(kind).proportion else 0
     if n < needed:
         return (
             Verdict.INSUFFICIENT_EVIDENCE,
@@ -290,7 +291,7 @@ def _verdict(
         if resolution is not None and math.isfinite(resolution)
         else "add cases to settle it"
     )
-    advice += _sizing(rule, interval, policy, grouped=groups is not None) + "."
+    advice += (_sizing(rule, interval, policy, grouped=groups is not None) if measure_of(kind).proportion else "") + "."
     return (
         Verdict.INSUFFICIENT_EVIDENCE,
         ("interval_straddles_threshold", *reasons),

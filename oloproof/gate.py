@@ -24,6 +24,8 @@ from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
 from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
+from oloproof.measures.outputs import output_outcome
+from oloproof.measures.spec import reads_outputs
 from oloproof.metamorphic.variants import VariantProvider
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.pairs import case_groups
@@ -204,6 +206,12 @@ def _evaluate(
             outcome = _with_reasons(outcome, ("run_failed",))
         outcomes[evaluator.criterion] = outcome
         problems.extend(outcome.problems)
+    for rule in release.policy.rules:  # built-in measures read the outputs themselves (oloproof.measures)
+        if reads_outputs(rule) and rule.criterion not in outcomes:
+            outcome = output_outcome(rule, ctx, wall_ms=record.case_wall_ms)
+            codes = (*invalidating, *(("run_failed",) if record.failure is not None else ()))
+            outcomes[rule.criterion] = _with_reasons(outcome, codes) if codes else outcome
+            problems.extend(outcome.problems)
     return outcomes, tuple(problems)
 
 

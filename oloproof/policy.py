@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from oloproof.measures.spec import MEASURE_KEYS, check_measure_rule
 from oloproof.schema import Document, Obj, Prop, Scalar, Seq
 
 RULE = Obj(
@@ -21,23 +22,17 @@ RULE = Obj(
             doc="The per-case outcome the rule reads (named by an evaluator).",
         ),
         # min: 0, max: 1 and max_drop: 1 could never fail: a gate with no evidence would PASS.
+        # The range is checked per measure (oloproof.measures.spec): a pass rate or an AUC takes (0, 1),
+        # an error or a quantile takes the output's own units.
         "min": Prop(
-            Scalar(
-                "number",
-                exclusive_minimum=0.0,
-                exclusive_maximum=1.0,
-                why="min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
-            ),
-            doc="PASS needs the interval's lower bound >= min; in (0, 1).",
+            Scalar("number"),
+            doc="PASS needs the interval's lower bound >= min; in (0, 1) for rates and AUC, in the output's units "
+            "for a quantile.",
         ),
         "max": Prop(
-            Scalar(
-                "number",
-                exclusive_minimum=0.0,
-                exclusive_maximum=1.0,
-                why="max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
-            ),
-            doc="PASS needs the interval's upper bound <= max; in (0, 1).",
+            Scalar("number"),
+            doc="PASS needs the interval's upper bound <= max; in (0, 1) for rates and AUC, in the output's units "
+            "for a quantile, mae or rmse.",
         ),
         "baseline": Prop(
             Scalar("str", nonempty=True),
@@ -65,6 +60,7 @@ RULE = Obj(
             "or on their mean grade (prediction-powered, approximate).",
         ),
         "description": Prop(Scalar("str"), doc="Free text shown beside the rule."),
+        **MEASURE_KEYS,
     },
     doc="One rule: exactly one of min, max, or baseline with max_drop.",
 )
@@ -167,6 +163,12 @@ class Rule:
     line: int | None
     key_path: str
     measure: Literal["pass_rate", "mean_grade"] | None = None  # judge criteria only; None: pass_rate
+    # Built-in measures over outputs (oloproof.measures.spec): the quantile of a numeric output key,
+    # the AUC's score key, the mae/rmse field, the declared largest absolute error.
+    quantile: float | None = None
+    score: str | None = None
+    field: str | None = None
+    bound: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,6 +231,7 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
     kind: Literal["min", "max", "regression"] = "regression" if kinds[0] == "max_drop" else kinds[0]  # type: ignore[assignment]
     threshold = float(raw[kinds[0]])
     assert not math.isnan(threshold)
+    check_measure_rule(doc, raw, key_path, kinds[0])
     return Rule(
         id=raw["id"],
         criterion=raw["criterion"],
@@ -241,6 +244,10 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         line=doc.line(key_path),
         key_path=key_path,
         measure=raw["measure"],
+        quantile=None if raw["quantile"] is None else float(raw["quantile"]),
+        score=raw["score"],
+        field=raw["field"],
+        bound=None if raw["bound"] is None else float(raw["bound"]),
     )
 
 

@@ -45,6 +45,9 @@ class Collected:
     exit_statuses: list[int] = field(default_factory=list)
     stderr_tail: str = ""
     duration_s: float = 0.0
+    # Case id -> its batch's wall time (the command started, fed, read and exited) divided by the
+    # batch's number of cases, in ms: a latency for systems that report none (process start included).
+    case_wall_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -170,9 +173,12 @@ def run_batches(
             .replace(b"\xe2\x80\xa9", b"\\u2029")
         )
         number = offset // batch_size + 1
+        batch_started = time.monotonic()
         stdout, stderr, status, problem = _invoke(
             argv, payload, cwd=cwd, timeout_s=timeout_s, cap=stdout_cap(len(batch))
         )
+        per_case_ms = (time.monotonic() - batch_started) * 1000.0 / len(batch)
+        result.case_wall_ms.update(dict.fromkeys(ids, round(per_case_ms, 3)))
         result.exit_statuses.append(status)
         tail = (result.stderr_tail.encode("utf-8") + stderr)[-STDERR_TAIL_BYTES:]
         result.stderr_tail = tail.decode("utf-8", "replace")

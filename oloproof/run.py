@@ -153,6 +153,7 @@ def _store(
         stderr_tail=collected.stderr_tail,
         checker=checker_identity().to_json(),
         fingerprint=fingerprint,
+        case_wall_ms=collected.case_wall_ms,
     )
     return store.save(record, collected.outputs), collected.outputs
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import re
 import secrets
@@ -60,6 +61,9 @@ class RunRecord:
     # The files the system ran with (None for imported outputs: nothing here ran them).
     fingerprint: Fingerprint | None = None
     outputs_sha256: str = ""  # of outputs.jsonl as written; checked whenever the outputs are read
+    # Case id -> its batch's wall time / the batch's cases, in ms (oloproof.process.Collected);
+    # empty for imported outputs and runs recorded before it was kept.
+    case_wall_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def imported(self) -> bool:
@@ -90,6 +94,7 @@ class RunRecord:
             "checker": self.checker,
             "fingerprint": None if self.fingerprint is None else self.fingerprint.to_json(),
             "outputs_sha256": self.outputs_sha256,
+            "case_wall_ms": self.case_wall_ms,
         }
 
     @classmethod
@@ -118,7 +123,19 @@ class RunRecord:
             checker=dict(data["checker"]),
             fingerprint=Fingerprint.from_json(data.get("fingerprint")),
             outputs_sha256=str(data.get("outputs_sha256") or ""),
+            case_wall_ms=_wall_ms(data.get("case_wall_ms")),
         )
+
+
+def _wall_ms(value: Any) -> dict[str, float]:
+    """The per-case wall times of a stored run; anything malformed (an edited record) reads as none."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(key): float(ms)
+        for key, ms in value.items()
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and math.isfinite(ms) and ms >= 0
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

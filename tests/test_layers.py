@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "oloproof.verdicts", "oloproof.stats.*", "oloproof.process", "oloproof.exits", "oloproof.vcs", "oloproof.inert",
         "oloproof.store", "oloproof.fingerprint", "oloproof.normalise",
     )),
-    ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec")),
+    ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec", "oloproof.measures.spec")),
     ("config", ("oloproof.config",)),
     ("engine", ("oloproof.measures.*", "oloproof.run", "oloproof.runstore", "oloproof.lastgate", "oloproof.pairs", "oloproof.decide", "oloproof.judged", "oloproof.checks", "oloproof.result")),
     ("capability", ("oloproof.leakage.*", "oloproof.holdout.*", "oloproof.seeds.*", "oloproof.metamorphic.*", "oloproof.compare.*")),

@@ -152,6 +152,8 @@ class CriterionOutcome:
     case_ids: tuple[str, ...] | None = None
     # Set by a judge: its rules estimate people's grade from the judge and the labels together.
     judged: JudgedEvidence | None = None
+    # A ranking measure's binary labels (1.0 positive, 0.0 negative), aligned with values.
+    labels: np.ndarray | None = None
 
 
 class Evaluator(Protocol):

@@ -6,10 +6,12 @@ known kinds when it is not there.
 
 from __future__ import annotations
 
-from oloproof.measures import mean_score, pass_rate
+from oloproof.measures import mean_score, pass_rate, quantile
 from oloproof.measures.base import Measure
 
-MEASURES: dict[str, Measure] = {measure.name: measure for measure in (pass_rate.MEASURE, mean_score.MEASURE)}
+MEASURES: dict[str, Measure] = {
+    measure.name: measure for measure in (pass_rate.MEASURE, mean_score.MEASURE, quantile.MEASURE)
+}
 
 
 def measure_of(kind: str) -> Measure:

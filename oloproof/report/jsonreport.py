@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from oloproof.measures.registry import measure_of
 from oloproof.result import GATE_SCHEMA, GateResult
 
 
@@ -23,12 +24,13 @@ def to_json(result: GateResult) -> dict[str, Any]:
         values = outcome.values
         ids = list(outcome.case_ids) if outcome.case_ids is not None else all_ids  # a transform's changed cases only
         missing = np.isnan(values)
+        counted = measure_of(outcome.kind).proportion  # a 0 is a failure only where values are rates
         criteria[name] = {
             "kind": outcome.kind,
             "n": int(values.size),
             "missing": int(missing.sum()),
             "missing_ids": [ids[i] for i in np.flatnonzero(missing)],
-            "failed_ids": [ids[i] for i in np.flatnonzero(values == 0.0)],
+            "failed_ids": [ids[i] for i in np.flatnonzero(values == 0.0)] if counted else [],
             "reasons": list(outcome.reasons),
             "notes": dict(outcome.notes),
             "details": dict(outcome.details),

@@ -1,0 +1,120 @@
+"""Outcomes of the built-in measures, read from the outputs themselves (no evaluator): one
+``CriterionOutcome`` per criterion, aligned with the test set, NaN where a case has no usable
+number (it is then a missing output, bounded both ways by every interval).
+
+- a quantile rule reads the numeric output key its criterion names; when no output holds
+  ``latency_ms`` and the run recorded wall times, it reads those instead: each case's batch wall
+  time (the command started, fed its batch, read and exited) divided by the batch's number of
+  cases, in ms, process start-up and interpreter load included (``oloproof.process``);
+- ``criterion: auc`` reads the ``score`` key, with ``expected.label`` (0/1 or false/true) kept
+  beside the values in ``labels``;
+- ``criterion: mae``/``rmse`` read the absolute error ``|output.field - expected.field|``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from oloproof.errors import DataError
+from oloproof.evaluators.base import CriterionOutcome, EvalContext, Where, exact_number, require_output_key
+from oloproof.inert import inert
+from oloproof.measures.spec import AUC, ERRORS
+
+if TYPE_CHECKING:
+    from oloproof.policy import Rule
+
+LATENCY = "latency_ms"
+WALL_TIME = (
+    "wall time measured by oloproof: each batch's time from starting the command to its exit, divided by the "
+    "batch's number of cases (process start-up included; the system reported no latency_ms)"
+)
+
+
+def output_outcome(rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None) -> CriterionOutcome:
+    """The outcome a built-in measure's rule decides on (``oloproof.measures.spec``)."""
+    import numpy as np  # lazy: start-up
+
+    where = Where(rule.source, rule.line, rule.key_path, _what(rule))
+    key = rule.score if rule.criterion == AUC else rule.field if rule.criterion in ERRORS else rule.criterion
+    assert key is not None
+    details: dict[str, Any] = {}
+    source: Mapping[str, Mapping[str, Any]] = ctx.outputs
+    if (
+        rule.quantile is not None
+        and rule.criterion == LATENCY
+        and wall_ms
+        and not any(LATENCY in output for output in ctx.outputs.values())
+    ):
+        source = {case_id: {LATENCY: ms} for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
+        details["source"] = WALL_TIME
+    else:
+        require_output_key(ctx, key, where)
+    values = np.full(len(ctx.testset.cases), np.nan)
+    notes: dict[str, str] = {}
+    labels = np.full(len(ctx.testset.cases), np.nan) if rule.criterion == AUC else None
+    for index, case in enumerate(ctx.testset.cases):
+        if labels is not None:
+            labels[index] = _label(ctx, index, where)
+        output = source.get(case.id)
+        if output is None:
+            notes[case.id] = "no output"
+            continue
+        number = _number(output.get(key))
+        if number is None:
+            notes[case.id] = f"output '{inert(key)}' is not a finite number" if key in output else f"no '{inert(key)}'"
+            continue
+        if rule.criterion in ERRORS:
+            wanted = _number(_expected(ctx, index, key, where))
+            if wanted is None:
+                raise DataError(
+                    ctx.testset.path, case.line, f"case '{case.id}': expected.{key} is not a number (needed by {where})"
+                )
+            number = abs(number - wanted)
+        values[index] = number
+    kind = "quantile" if rule.quantile is not None else rule.criterion
+    problems = (f"{len(notes)} case(s) have no usable '{inert(key)}' for rule {rule.id}",) if notes else ()
+    return CriterionOutcome(
+        criterion=rule.criterion,
+        kind=kind,
+        values=values,
+        notes=notes,
+        problems=problems,
+        details=details,
+        labels=labels,
+    )
+
+
+def _what(rule: Rule) -> str:
+    if rule.quantile is not None:
+        return f"quantile {rule.quantile:g} of output '{inert(rule.criterion)}'"
+    return f"criterion {rule.criterion}"
+
+
+def _number(value: Any) -> float | None:
+    exact = exact_number(value)
+    return None if exact is None or not math.isfinite(float(exact)) else float(exact)
+
+
+def _expected(ctx: EvalContext, index: int, key: str, where: Where) -> Any:
+    case = ctx.testset.cases[index]
+    if key not in case.expected:
+        raise DataError(ctx.testset.path, case.line, f"case '{case.id}': expected has no '{key}' (needed by {where})")
+    return case.expected[key]
+
+
+def _label(ctx: EvalContext, index: int, where: Where) -> float:
+    """``expected.label`` as 1.0 (positive) or 0.0: 1/0 or true/false, nothing else."""
+    value = _expected(ctx, index, "label", where)
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int) and value in (0, 1):
+        return float(value)
+    case = ctx.testset.cases[index]
+    raise DataError(
+        ctx.testset.path,
+        case.line,
+        f"case '{case.id}': expected.label is {inert(repr(value))}; {where} needs 0/1 or false/true (1 is the "
+        "positive class)",
+    )

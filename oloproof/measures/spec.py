@@ -1,0 +1,156 @@
+"""The rule keys of the built-in measures over outputs, and their checks.
+
+Besides criteria that evaluators produce, a rule may read the outputs directly:
+
+- ``{criterion: auc, score: KEY, min: 0.8}``: the AUC of output ``KEY`` against ``expected.label``
+  (0/1 or false/true; 1 is the positive class);
+- ``{criterion: mae, field: KEY, max: 5}`` and ``criterion: rmse``: the mean absolute (root mean
+  squared) error of output ``KEY`` against ``expected.KEY``, optionally with ``bound:``, the
+  largest absolute error the team declares possible (it makes the interval exact);
+- ``{criterion: KEY, quantile: 0.95, max: 800}``: the 0.95-quantile of the numeric output ``KEY``.
+
+A rate or an AUC takes ``min``/``max`` in (0, 1) (the checks pass-rate rules always had); an
+error or a quantile takes the output's units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from oloproof.errors import ConfigError
+from oloproof.schema import Document, Prop, Scalar
+
+
+class Rule(Protocol):
+    """What these checks read of ``oloproof.policy.Rule`` (which imports this module)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def criterion(self) -> str: ...
+    @property
+    def quantile(self) -> float | None: ...
+    @property
+    def score(self) -> str | None: ...
+    @property
+    def field(self) -> str | None: ...
+    @property
+    def bound(self) -> float | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def key_path(self) -> str: ...
+
+
+AUC = "auc"
+ERRORS = ("mae", "rmse")
+BUILT_IN = (AUC, *ERRORS)  # criterion names that are measures, not evaluators
+
+MEASURE_KEYS: dict[str, Prop] = {
+    "quantile": Prop(
+        Scalar("number", exclusive_minimum=0.0, exclusive_maximum=1.0),
+        doc="Decide on this quantile (e.g. 0.95) of the numeric output key the criterion names (exact "
+        "order-statistic interval); min/max are in the output's units.",
+    ),
+    "score": Prop(
+        Scalar("str", nonempty=True),
+        doc="criterion: auc only: the output key holding the score (higher: more likely expected.label 1).",
+    ),
+    "field": Prop(
+        Scalar("str", nonempty=True),
+        doc="criterion: mae or rmse only: the numeric output key compared with expected.<field>.",
+    ),
+    "bound": Prop(
+        Scalar("number", exclusive_minimum=0.0),
+        doc="criterion: mae or rmse only: the largest absolute error possible, in the field's units; makes the "
+        "interval exact. An observed error above it makes the rule INSUFFICIENT_EVIDENCE (bound_exceeded).",
+    ),
+}
+
+# The range messages pass-rate rules always had (tests pin them).
+WHY = {
+    "min": "min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
+    "max": "max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
+}
+
+
+def is_output_measure(raw: dict[str, Any]) -> bool:
+    """Whether a rule reads the outputs itself (no evaluator): a built-in criterion or a quantile."""
+    return raw["criterion"] in BUILT_IN or raw.get("quantile") is not None
+
+
+def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: str) -> None:
+    """Refuse keys that do not fit the rule's measure, and thresholds out of its range."""
+    criterion = raw["criterion"]
+    quantile = raw.get("quantile") is not None
+
+    def refuse(key: str, message: str) -> None:
+        raise doc.error(f"{key_path}.{key}", message)
+
+    if quantile and criterion in BUILT_IN:
+        refuse("quantile", f"quantile applies to a numeric output key; '{criterion}' is a built-in measure")
+    if raw.get("score") is not None and criterion != AUC:
+        refuse("score", f"score names the output key of criterion: auc; this rule's criterion is '{criterion}'")
+    for key in ("field", "bound"):
+        if raw.get(key) is not None and criterion not in ERRORS:
+            refuse(key, f"{key} applies to criterion: mae or rmse; this rule's criterion is '{criterion}'")
+    if criterion == AUC and raw.get("score") is None:
+        refuse("criterion", "criterion: auc needs score: the output key holding the score (e.g. score: score)")
+    if criterion in ERRORS and raw.get("field") is None:
+        refuse("criterion", f"criterion: {criterion} needs field: the numeric output key (e.g. field: value)")
+    if is_output_measure(raw):
+        if raw.get("method", "exact") != "exact":
+            refuse("method", f"method applies to evaluator criteria; '{criterion}' has its own interval")
+        if raw.get("measure") is not None:
+            refuse("measure", "measure applies to judge criteria only")
+        if kind == "max_drop":
+            what = f"the {raw['quantile']} quantile" if quantile else criterion
+            refuse(
+                "baseline",
+                f"no paired interval is implemented for {what}, so it cannot guard against a regression; "
+                "use min or max",
+            )
+    if criterion in ERRORS and kind == "min":
+        refuse("min", f"an error ({criterion}) is gated from above: use max")
+    if (criterion in ERRORS or quantile) and kind in ("min", "max"):
+        return
+    if kind in ("min", "max"):
+        value = float(raw[kind])
+        if not 0.0 < value < 1.0:
+            shown = str(int(value)) if value.is_integer() and abs(value) < 1e20 else f"{value:g}"
+            refuse(kind, f"expected a number in (0, 1), got {shown}: {WHY[kind]}")
+
+
+def reads_outputs(rule: Rule) -> bool:
+    """Whether a typed rule reads the outputs itself (no evaluator produces its criterion)."""
+    return rule.criterion in BUILT_IN or rule.quantile is not None
+
+
+def check_output_rules(rules: Sequence[Rule], by_criterion: Mapping[str, object]) -> None:
+    """A built-in criterion or a quantile's output key that an evaluator also names is ambiguous, and
+    two rules on one built-in criterion must read the same keys (their outcome is one per criterion)."""
+    first: dict[str, Rule] = {}
+    for rule in rules:
+        if not reads_outputs(rule):
+            continue
+        if rule.criterion in by_criterion:
+            what = "is a built-in measure" if rule.criterion in BUILT_IN else "is read as a numeric output key here"
+            raise ConfigError(
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.criterion",
+                f"criterion '{rule.criterion}' {what}, but an evaluator also produces it; give the evaluator "
+                "another criterion",
+            )
+        seen = first.setdefault(rule.criterion, rule)
+        if (seen.score, seen.field, seen.bound) != (rule.score, rule.field, rule.bound):
+            raise ConfigError(
+                rule.source,
+                rule.line,
+                f"{rule.key_path}.criterion",
+                f"rule '{rule.id}' reads '{rule.criterion}' with other keys (score, field, bound) than rule "
+                f"'{seen.id}' ({seen.key_path}); one criterion is one outcome: give them the same keys",
+            )

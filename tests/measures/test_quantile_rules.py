@@ -1,0 +1,156 @@
+"""`{criterion: latency_ms, quantile: 0.95, max: 800}` through the CLI: decided on the exact
+order-statistic interval of the output's numbers (issue 18, point 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from oloproof.errors import ExitCode
+from oloproof.runstore import RunStore
+from tests.conftest import Project, config_error, report
+from tests.measures.conftest import latency_cases, measured
+
+P95 = "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 800}"
+
+
+def test_p95_passes_when_the_upper_bound_is_under_max(project: Project) -> None:
+    latencies = [float(100 + 5 * i) for i in range(100)]  # 100 .. 595 ms
+    measured(project, latency_cases(latencies), P95)
+    code, data = report(project)
+    assert code == ExitCode.PASS
+    rule = data["rules"][0]
+    # n = 100, p = 0.95, 95%: ranks (90, 100) (scipy.stats.quantile_test gives the same bounds).
+    assert rule["interval"]["low"] == 545.0 and rule["interval"]["high"] == 595.0
+    assert rule["estimate"] == np.quantile(latencies, 0.95, method="inverted_cdf") == 570.0
+    assert rule["interval"]["method"] == "order statistics (binomial)" and rule["interval"]["approximate"] is False
+    assert rule["verdict"] == "PASS" and rule["reasons"] == ["interval_clears_threshold"]
+    assert rule["sentence"].startswith("latency_ms is 570.000 (p95 of 100 values), 95% interval [545.000, 595.000]")
+    assert "the upper bound 595.000 clears max 800" in rule["sentence"]
+
+
+def test_p95_fails_when_even_the_lower_bound_is_over_max(project: Project) -> None:
+    latencies = [900.0 + i for i in range(100)]
+    measured(project, latency_cases(latencies), P95)
+    code, data = report(project)
+    assert code == ExitCode.FAIL
+    assert data["rules"][0]["reasons"] == ["interval_misses_threshold"]
+    assert data["rules"][0]["interval"]["low"] == 989.0
+
+
+def test_a_slow_tail_the_mean_would_hide_fails(project: Project) -> None:
+    # 80 fast answers and 20 slow ones: the mean is 280 ms, but the p95's lower bound (rank 90) is
+    # 1000 ms. (With 90 fast and 10 slow the rule is only undecided: 90/100 at 100 ms is consistent
+    # with a true p95 of 100 ms.)
+    latencies = [100.0] * 80 + [1000.0] * 20
+    measured(project, latency_cases(latencies), P95)
+    assert report(project)[0] == ExitCode.FAIL
+
+
+def test_too_few_cases_to_bound_a_p95_says_how_many(project: Project) -> None:
+    measured(project, latency_cases([10.0] * 71), P95)
+    code, data = report(project)
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    rule = data["rules"][0]
+    assert rule["interval"]["high"] is None or rule["interval"]["high"] == float("inf")
+    assert rule["sentence"].endswith(
+        "no set of 71 values bounds the p95 from above at 0.95 confidence: that needs at least 72 cases, every one "
+        "answered."
+    )
+    measured(project, latency_cases([10.0] * 72), P95)
+    assert report(project)[0] == ExitCode.PASS  # one more case and a perfect set clears it
+
+
+def test_missing_latencies_count_against_the_rule(project: Project) -> None:
+    # 100 cases at 100 ms, 6 without latency_ms: the 6 could be anything, so the upper bound is
+    # unbounded (taken as +inf): the rule cannot PASS, and cannot FAIL on them either.
+    measured(project, latency_cases([100.0] * 94 + [None] * 6), P95)
+    code, data = report(project)
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    rule = data["rules"][0]
+    assert rule["missing"] == 6 and "missing_outputs" in rule["reasons"]
+    assert data["criteria"]["latency_ms"]["failed_ids"] == []
+
+
+def test_a_string_latency_is_a_missing_value_not_a_number(project: Project) -> None:
+    cases = latency_cases([100.0] * 100)
+    cases[0]["out"]["latency_ms"] = "100"
+    cases[1]["out"]["latency_ms"] = True
+    measured(project, cases, P95)
+    code, data = report(project)
+    assert data["rules"][0]["missing"] == 2
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+
+
+def test_a_min_quantile_rule(project: Project) -> None:
+    # A median throughput of at least 50: min on the lower bound.
+    cases = [{"id": f"c{i}", "out": {"tps": 60.0 + i % 7}, "expected": {"label": 1}} for i in range(40)]
+    measured(project, cases, "  - {id: tps, criterion: tps, quantile: 0.5, min: 50}")
+    assert report(project)[0] == ExitCode.PASS
+
+
+def test_wall_time_stands_in_when_the_system_reports_no_latency(project: Project) -> None:
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
+    measured(
+        project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}", extra=""
+    )
+    code, data = report(project)
+    assert code == ExitCode.PASS, data["rules"][0]["sentence"]
+    rule = data["rules"][0]
+    assert "wall time measured by oloproof" in rule["details"]["source"]
+    store = RunStore(project.root)
+    record = store.records()[-1]
+    assert set(record.case_wall_ms) == {case["id"] for case in cases}
+    # One batch (the default batch size holds all 80): every case gets the batch's time / 80.
+    assert len(set(record.case_wall_ms.values())) == 1 and 0 < rule["interval"]["high"] < 600000
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            "{id: p95, criterion: latency_ms, quantile: 1.5, max: 800}",
+            "policy.rules[0].quantile: expected a number in (0, 1), got 1.5",
+        ),
+        (
+            "{id: p95, criterion: latency_ms, quantile: 0.95, baseline: latest, max_drop: 0.1}",
+            "policy.rules[0].baseline: no paired interval is implemented for the 0.95 quantile, so it cannot guard "
+            "against a regression; use min or max",
+        ),
+        (
+            "{id: p95, criterion: correct, quantile: 0.95, max: 800}",
+            "policy.rules[0].criterion: criterion 'correct' is read as a numeric output key here, but an evaluator "
+            "also produces it; give the evaluator another criterion",
+        ),
+        (
+            "{id: p95, criterion: latency_ms, max: 800}",
+            "policy.rules[0].max: expected a number in (0, 1), got 800: max: 1 could never fail",
+        ),
+        (
+            "{id: p95, criterion: latency_ms, quantile: 0.95, max: 800, method: t}",
+            "policy.rules[0].method: method applies to evaluator criteria; 'latency_ms' has its own interval",
+        ),
+    ],
+)
+def test_config_errors(
+    project: Project,
+    run_cli: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    rule: str,
+    message: str,
+) -> None:
+    measured(project, latency_cases([1.0] * 5), f"  - {rule}")
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert f"release.yaml:12: {message}" in err
+
+
+def test_no_output_holds_the_key_is_a_config_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [{"id": f"c{i}", "out": {"cost": 1.0}, "expected": {"label": 1}} for i in range(5)]
+    measured(project, cases, "  - {id: c95, criterion: cost_usd, quantile: 0.95, max: 2}")
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert "release.yaml:12: policy.rules[0].field: 5 of 5 outputs have no 'cost_usd' (they have: cost)" in err
