@@ -31,6 +31,7 @@ from oloproof.stats._validate import check_confidence, check_count, check_seed
 from oloproof.stats.interval import Interval
 
 __all__ = [
+    "betting_lower_rows",
     "bounded_mean_bca",
     "bounded_mean_betting",
     "bounded_mean_hoeffding",
@@ -185,6 +186,23 @@ def _betting_lower(x: NDArray[np.float64], alpha: float) -> float:
         low = max(low - step, 0.0)
         step *= 2
     return low
+
+
+def betting_lower_rows(rows: NDArray[np.float64], *, alpha: float) -> float:
+    """Lower end of the order-averaged betting interval at one-sided level α/2, from ``rows``.
+
+    Each row is one sequence of values in [0, 1] that, under the model, are independent draws
+    with the mean being bounded, in a random order chosen independently of the values (the
+    rows of :func:`_random_orders`, or the per-block values of
+    :func:`oloproof.stats.auc.auc_interval_exact`). The mean over rows of the final capital is
+    an e-value, so the returned bound is exceeded by the true mean with probability ≤ α/2.
+    """
+    values = np.asarray(rows, dtype=np.float64)
+    if values.ndim != 2 or values.shape[1] == 0:
+        raise ValueError("rows must be a non-empty two-dimensional array")
+    if np.isnan(values).any() or (values < 0.0).any() or (values > 1.0).any():
+        raise ValueError("rows must hold values in [0, 1]")
+    return _betting_lower(values, alpha)
 
 
 def order_seed(digest: str) -> int:
