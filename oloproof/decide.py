@@ -36,6 +36,8 @@ INVALIDATING = (
     "transform_declared",
     "transform_unlabelled",
     "transform_changes_meaning",
+    "bound_exceeded",
+    "one_class",
 )
 
 # Evidence a person must not be asked to review: with these the rule is INSUFFICIENT_EVIDENCE

@@ -49,7 +49,7 @@ RULE = Obj(
             doc="With baseline: PASS needs the paired difference's lower bound >= -max_drop; in (0, 1).",
         ),
         "method": Prop(
-            Scalar("str", enum=("exact", "t", "bca", "ppi")),
+            Scalar("str", enum=("exact", "t", "bca", "ppi", "delong")),
             default="exact",
             doc="For criteria with scores in [0, 1]: exact (betting) or an approximate method (t, bca); for a judge "
             "criterion: exact (double sampling) or ppi (prediction-powered inference, approximate).",
@@ -157,7 +157,7 @@ class Rule:
     kind: Literal["min", "max", "regression"]
     threshold: float  # min or max; for regression, max_drop
     baseline: str | None
-    method: Literal["exact", "t", "bca", "ppi"]
+    method: Literal["exact", "t", "bca", "ppi", "delong"]
     description: str
     source: str  # file the rule was declared in
     line: int | None

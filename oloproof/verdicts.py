@@ -50,6 +50,11 @@ REASONS: dict[str, str] = {
     "interval_misses_threshold": "the whole interval lies on the wrong side of the threshold",
     "interval_straddles_threshold": "the interval contains the threshold: the data cannot tell",
     "set_too_small": "even a perfect result on this many cases could not clear the threshold",
+    "one_class": "an AUC rule's cases hold only one class of expected.label: there is no AUC to estimate",
+    "bound_exceeded": (
+        "an mae/rmse rule declares a bound (the largest absolute error possible) that an observed error exceeds: "
+        "the bound is wrong, so its exact interval does not hold and the rule is not decided"
+    ),
     "approximate_method": "only an approximate interval exists and the policy does not allow approximate methods",
     "few_clusters": "fewer than 30 groups: the clustered interval's large-sample approximation is not trustworthy",
     "missing_outputs": (

@@ -6,11 +6,19 @@ known kinds when it is not there.
 
 from __future__ import annotations
 
-from oloproof.measures import mean_score, pass_rate, quantile
+from oloproof.measures import auc, mean_score, pass_rate, quantile, regression_error
 from oloproof.measures.base import Measure
 
 MEASURES: dict[str, Measure] = {
-    measure.name: measure for measure in (pass_rate.MEASURE, mean_score.MEASURE, quantile.MEASURE)
+    measure.name: measure
+    for measure in (
+        pass_rate.MEASURE,
+        mean_score.MEASURE,
+        quantile.MEASURE,
+        auc.MEASURE,
+        regression_error.MAE,
+        regression_error.RMSE,
+    )
 }
 
 

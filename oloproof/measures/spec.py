@@ -102,8 +102,14 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
     if criterion in ERRORS and raw.get("field") is None:
         refuse("criterion", f"criterion: {criterion} needs field: the numeric output key (e.g. field: value)")
     if is_output_measure(raw):
-        if raw.get("method", "exact") != "exact":
-            refuse("method", f"method applies to evaluator criteria; '{criterion}' has its own interval")
+        allowed = ("exact", "delong") if criterion == AUC else ("exact",)
+        if raw.get("method", "exact") not in allowed:
+            refuse(
+                "method",
+                "criterion: auc takes method exact (block betting) or delong (approximate)"
+                if criterion == AUC
+                else f"method applies to evaluator criteria; '{criterion}' has its own interval",
+            )
         if raw.get("measure") is not None:
             refuse("measure", "measure applies to judge criteria only")
         if kind == "max_drop":
@@ -113,6 +119,8 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
                 f"no paired interval is implemented for {what}, so it cannot guard against a regression; "
                 "use min or max",
             )
+    elif raw.get("method") == "delong":
+        refuse("method", "method delong applies to criterion: auc only")
     if criterion in ERRORS and kind == "min":
         refuse("min", f"an error ({criterion}) is gated from above: use max")
     if (criterion in ERRORS or quantile) and kind in ("min", "max"):
