@@ -10,6 +10,9 @@ gate, the composition root, lists them (``oloproof.gate.registry``) and calls ea
   recipe rule of the seeds check), which join the gate's verdict.
 - ``final_report``: then, a check may complete its precheck report with what it learnt deciding
   them (which runs it made or reused, what its verdict cannot tell).
+- ``variants``, ``rule_note``, ``limitations``: a check that gives evaluators more outputs to read
+  (the metamorphic check's transformed copies), adds a clause to a rule's sentence, or says what
+  the gate's evidence cannot tell.
 
 Adding a capability is adding its package and one line in ``oloproof.gate.registry()``; this
 module never imports a capability.
@@ -21,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from oloproof.config import Release
+from oloproof.evaluators.base import CriterionOutcome, Variant
 from oloproof.result import CheckReport, RuleResult
 from oloproof.runstore import RunStore
 from oloproof.testset import TestSet
@@ -49,3 +53,17 @@ class GateCheck:
 
     def final_report(self, ctx: GateContext, report: CheckReport) -> CheckReport:
         return report
+
+    def variants(
+        self, ctx: GateContext, *, version: str, rerun: bool, imported: bool
+    ) -> Callable[[str], Variant] | None:
+        """Outputs on transformed copies, for evaluators that compare with them (None: this check has none)."""
+        return None
+
+    def rule_note(self, outcome: CriterionOutcome) -> str:
+        """A clause for the sentence of a rule decided on ``outcome`` ("" for none)."""
+        return ""
+
+    def limitations(self, ctx: GateContext) -> tuple[str, ...]:
+        """What the gate's evidence cannot tell because of (or despite) this check, once it ran."""
+        return ()

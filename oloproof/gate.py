@@ -18,7 +18,6 @@ from oloproof.decide import decide_regression, decide_rule
 from oloproof.devset import load_dev_testset
 from oloproof.errors import ConfigError, StoreError, UsageError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext
-from oloproof.evaluators.metamorphic import rule_note
 from oloproof.evaluators.registry import kind_of
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
@@ -26,8 +25,7 @@ from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
 from oloproof.measures.outputs import output_outcome
 from oloproof.measures.spec import reads_outputs
-from oloproof.metamorphic.variants import VariantProvider
-from oloproof.metamorphic.variants import limitations as metamorphic_limitations
+from oloproof.metamorphic.check import MetamorphicCheck
 from oloproof.pairs import case_groups
 from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
@@ -42,7 +40,12 @@ from oloproof.verdicts import Verdict, worst
 def registry() -> dict[str, GateCheck]:
     """Every gate check, by name, in the order they run: the one list of capabilities (a new one
     is its package and one line here; nothing below the gate imports a capability)."""
-    return {"leakage": LeakageCheck(), "holdout": HoldoutCheck(), "seeds": SeedsCheck()}
+    return {
+        "leakage": LeakageCheck(),
+        "holdout": HoldoutCheck(),
+        "seeds": SeedsCheck(),
+        "metamorphic": MetamorphicCheck(),
+    }
 
 
 def run_gate(
@@ -79,7 +82,6 @@ def run_gate(
         problems: tuple[str, ...] = (),
         notes: tuple[str, ...] = (),
         decided: bool = True,
-        tried: tuple[str, ...] = (),
     ) -> GateResult:
         verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
         return GateResult(
@@ -94,7 +96,8 @@ def run_gate(
             problems=problems,
             checker=checker_identity(),
             generated_at=generated_at,
-            limitations=limitations_for(release, tried) if decided else LIMITATIONS,  # a blocked gate tried nothing
+            # a blocked gate tried nothing
+            limitations=limitations_for(release, checks, ctx) if decided else LIMITATIONS,
             run_notes=notes,
         )
 
@@ -129,14 +132,11 @@ def run_gate(
 
     invalidating = tuple(dict.fromkeys(code for report in reports for code in report.invalidates))
     variants = None
-    if release.metamorphic is not None:
-        variants = VariantProvider(
-            release,
-            testset,
-            store,
+    for check in checks.values():
+        variants = variants or check.variants(
+            ctx,
             version=record.version,
             rerun=rerun or (fresh and not record.imported),  # imported outputs: their copies are imported too
-            on_batch=on_batch,
             imported=record.imported,
         )
     eval_ctx = EvalContext(
@@ -155,7 +155,7 @@ def run_gate(
                 _decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record)
             )
         else:
-            decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
+            decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset, checks))
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
@@ -183,7 +183,6 @@ def run_gate(
         outcomes=outcomes,
         problems=problems,
         notes=run_notes,
-        tried=variants.tried() if variants is not None else (),
     )
 
 
@@ -355,17 +354,16 @@ def _decide_regression(
     return result
 
 
-def limitations_for(release: Release, tried: tuple[str, ...]) -> tuple[str, ...]:
-    """What this gate cannot tell; of the declared transforms, only those in ``tried`` (the system
-    answered their copies) are said to have been tried."""
+def limitations_for(release: Release, checks: dict[str, GateCheck], ctx: GateContext) -> tuple[str, ...]:
+    """What this gate cannot tell: the gate's own limits, then each check's (the metamorphic check
+    says which declared transforms were tried)."""
     found = LIMITATIONS + ((UNDECLARED_FILES,) if release.system.command is not None else ())
-    if release.metamorphic is None:
-        return found
-    not_run = tuple(name for name in release.metamorphic.names() if name not in tried)
-    return found + metamorphic_limitations(tried, not_run=not_run)
+    return found + tuple(text for check in checks.values() for text in check.limitations(ctx))
 
 
-def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet) -> RuleResult:
+def _decide(
+    rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: TestSet, checks: dict[str, GateCheck]
+) -> RuleResult:
     """Decide on the cases the outcome covers: every case, or (``case_ids``) those a transform changed."""
     if outcome.case_ids is None:
         return decide_rule(rule, outcome, policy, testset)
@@ -381,7 +379,7 @@ def _decide(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: Test
     cases = tuple(case for case in testset.cases if case.id in covered)
     subset = replace(testset, cases=cases, has_groups=any(case.group is not None for case in cases))
     result = decide_rule(rule, outcome, policy, subset)
-    note = rule_note(outcome)
+    note = " ".join(text for check in checks.values() if (text := check.rule_note(outcome)))
     return replace(result, sentence=f"{result.sentence} {note}") if note else result
 
 
