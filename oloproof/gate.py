@@ -24,6 +24,7 @@ from oloproof.identity import checker_identity
 from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
 from oloproof.measures.outputs import output_outcome
+from oloproof.measures.paired import decide_paired
 from oloproof.measures.spec import reads_outputs
 from oloproof.metamorphic.check import MetamorphicCheck
 from oloproof.pairs import case_groups
@@ -331,17 +332,20 @@ def _decide_regression(
             sentence=f"The baseline {label} was made on another test set ({baseline.testset_digest[:19]}…): "
             "a paired comparison needs both versions on the same cases; re-run the baseline on this test set.",
         )
-    evaluator = release.criteria()[rule.criterion]
-    base_outcome = evaluator.evaluate(replace(ctx, outputs=store.outputs(baseline)))
-    result = decide_regression(
-        rule,
-        now,
-        base_outcome,
-        release.policy,
-        baseline_label=label,
-        case_ids=[case.id for case in ctx.testset.cases],
-        groups=case_groups(ctx.testset),
-    )
+    if reads_outputs(rule):  # a built-in measure with a paired form (oloproof.measures.paired)
+        base_outcome = output_outcome(rule, replace(ctx, outputs=store.outputs(baseline)))
+        result = decide_paired(rule, now, base_outcome, release.policy, ctx.testset, baseline_label=label)
+    else:
+        base_outcome = release.criteria()[rule.criterion].evaluate(replace(ctx, outputs=store.outputs(baseline)))
+        result = decide_regression(
+            rule,
+            now,
+            base_outcome,
+            release.policy,
+            baseline_label=label,
+            case_ids=[case.id for case in ctx.testset.cases],
+            groups=case_groups(ctx.testset),
+        )
     if baseline.checker != gated.checker:
         # Drift in the measuring apparatus (SPEC §9): said, not silently compared across.
         return replace(

@@ -48,6 +48,7 @@ class Rule(Protocol):
 AUC = "auc"
 ERRORS = ("mae", "rmse")
 BUILT_IN = (AUC, *ERRORS)  # criterion names that are measures, not evaluators
+PAIRED = (AUC, "mae")  # built-in measures with a paired interval (a regression guard may use them)
 
 MEASURE_KEYS: dict[str, Prop] = {
     "quantile": Prop(
@@ -74,6 +75,8 @@ MEASURE_KEYS: dict[str, Prop] = {
 WHY = {
     "min": "min: 0 could never fail, and no finite set's lower bound reaches 1, so min: 1 could never pass",
     "max": "max: 1 could never fail, and no finite set's upper bound reaches 0, so max: 0 could never pass",
+    "max_drop": "max_drop: 1 could never fail, and the paired interval's lower bound is below 0 even for two "
+    "identical versions, so max_drop: 0 could never pass",
 }
 
 
@@ -112,7 +115,7 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
             )
         if raw.get("measure") is not None:
             refuse("measure", "measure applies to judge criteria only")
-        if kind == "max_drop":
+        if kind == "max_drop" and criterion not in PAIRED:
             what = f"the {raw['quantile']} quantile" if quantile else criterion
             refuse(
                 "baseline",
@@ -125,8 +128,10 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
         refuse("min", f"an error ({criterion}) is gated from above: use max")
     if (criterion in ERRORS or quantile) and kind in ("min", "max"):
         return
-    if kind in ("min", "max"):
-        value = float(raw[kind])
+    value = float(raw[kind])
+    if criterion in ERRORS and not value > 0.0:  # max_drop of an error, in its units
+        refuse(kind, f"expected a number > 0, got {value:g}: max_drop: 0 could never pass")
+    if criterion not in ERRORS:
         if not 0.0 < value < 1.0:
             shown = str(int(value)) if value.is_integer() and abs(value) < 1e20 else f"{value:g}"
             refuse(kind, f"expected a number in (0, 1), got {shown}: {WHY[kind]}")

@@ -12,18 +12,22 @@ from tests.conftest import Project
 
 SYSTEM = """\
 import json, sys
+key = sys.argv[1] if len(sys.argv) > 1 else "out"
 for line in sys.stdin.read().splitlines():
     case = json.loads(line)
-    print(json.dumps({"id": case["id"], **case.get("out", {})}))
+    print(json.dumps({"id": case["id"], **case.get(key, {})}))
 """
 
 
-def measured(project: Project, cases: list[dict[str, Any]], rules: str, **extra: str) -> Project:
+def measured(
+    project: Project, cases: list[dict[str, Any]], rules: str, *, key: str = "out", **extra: str
+) -> Project:
+    """The project with this system; ``key``: which object of each case it answers with."""
     script = project.root / "system.py"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(SYSTEM, encoding="utf-8")
     return project.write(
-        cases=cases, rules=rules, command=json.dumps([sys.executable, str(script)]), **extra
+        cases=cases, rules=rules, command=json.dumps([sys.executable, str(script), key]), **extra
     )
 
 

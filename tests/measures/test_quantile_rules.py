@@ -154,3 +154,20 @@ def test_no_output_holds_the_key_is_a_config_error(
     measured(project, cases, "  - {id: c95, criterion: cost_usd, quantile: 0.95, max: 2}")
     err = config_error(project, run_cli, capsys, monkeypatch)
     assert "release.yaml:12: policy.rules[0].field: 5 of 5 outputs have no 'cost_usd' (they have: cost)" in err
+
+
+def test_edited_wall_times_are_never_read(project: Project) -> None:
+    # A pull request that shrinks the recorded wall times breaks the run's seal: it is not used.
+    import json
+
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
+    measured(project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}")
+    assert report(project)[0] == ExitCode.PASS
+    (path,) = (project.root / ".oloproof" / "runs").glob("*/run.json")
+    data = json.loads(path.read_text())
+    data["case_wall_ms"] = dict.fromkeys(data["case_wall_ms"], 0.001)
+    path.write_text(json.dumps(data))
+    code, again = report(project)
+    assert code == ExitCode.PASS
+    assert again["run"]["run_id"] != path.parent.name
+    assert any("does not match its digest" in note for note in again["run_notes"])

@@ -179,9 +179,17 @@ def test_missing_outputs_bounded_by_bound_or_left_undecided(project: Project) ->
             "policy.rules[0].bound: bound applies to criterion: mae or rmse; this rule's criterion is 'correct'",
         ),
         (
-            "{id: m, criterion: mae, field: value, baseline: latest, max_drop: 0.5}",
-            "policy.rules[0].baseline: no paired interval is implemented for mae, so it cannot guard against a "
+            "{id: m, criterion: rmse, field: value, baseline: latest, max_drop: 0.5}",
+            "policy.rules[0].baseline: no paired interval is implemented for rmse, so it cannot guard against a "
             "regression; use min or max",
+        ),
+        (
+            "{id: m, criterion: mae, field: value, baseline: latest, max_drop: 0}",
+            "policy.rules[0].max_drop: expected a number > 0, got 0: max_drop: 0 could never pass",
+        ),
+        (
+            "{id: a, criterion: auc, score: s, baseline: latest, max_drop: 1}",
+            "policy.rules[0].max_drop: expected a number in (0, 1), got 1: max_drop: 1 could never fail",
         ),
         (
             "{id: a, criterion: auc, score: s, min: 0.8, method: bca}",
