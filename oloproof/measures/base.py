@@ -20,8 +20,8 @@ changes once logs hold it. Each measure says:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,3 +46,14 @@ class Measure:
     pass_fail: bool = False  # values are 0/1 outcomes
     paired: bool = False  # a paired interval of (new - old) exists
     proportion: bool = True  # thresholds are proportions in (0, 1)
+
+
+def restrict(outcome: CriterionOutcome, positions: Sequence[int], case_ids: Sequence[str]) -> CriterionOutcome:
+    """``outcome`` on a subset of its cases (``positions`` into its values, ``case_ids`` theirs, in
+    test-set order): every per-case array sliced alike (values, and an AUC's labels), so a rule over
+    a subset (``where:``, ``per:``) reads the same measure on fewer cases."""
+    import numpy as np  # lazy: start-up
+
+    index = np.asarray(list(positions), dtype=int)
+    labels = None if outcome.labels is None else outcome.labels[index]
+    return replace(outcome, values=outcome.values[index], labels=labels, case_ids=tuple(case_ids))

@@ -32,8 +32,11 @@ WALL_TIME = (
 )
 
 
-def output_outcome(rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None) -> CriterionOutcome:
-    """The outcome a built-in measure's rule decides on (``oloproof.measures.spec``)."""
+def output_outcome(
+    rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None, batch_size: int = 1
+) -> CriterionOutcome:
+    """The outcome a built-in measure's rule decides on (``oloproof.measures.spec``). ``wall_ms``:
+    the run's per-case wall times; ``batch_size``: cases per call of the system when it made them."""
     import numpy as np  # lazy: start-up
 
     where = Where(rule.source, rule.line, rule.key_path, _what(rule))
@@ -49,6 +52,7 @@ def output_outcome(rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float]
     ):
         source = {case_id: {LATENCY: ms} for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
         details["source"] = WALL_TIME
+        details["batch_size"] = batch_size  # every case of a batch holds the batch's mean: one observation
     else:
         require_output_key(ctx, key, where)
     values = np.full(len(ctx.testset.cases), np.nan)

@@ -10,6 +10,7 @@ values"; never stored in holdout records (a holdout criterion is an evaluator's)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from oloproof.measures.base import IntervalResult, Measure
@@ -37,19 +38,33 @@ def interval(outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: Tes
     assert rule.quantile is not None
     p = rule.quantile
     values = np.asarray(outcome.values, dtype=float)
+    batch = outcome.details.get("batch_size", 1)
+    batched = isinstance(batch, int) and batch > 1 and values.size > 1
+    if batched:  # wall times of batches: one observation per batch (its cases share its mean)
+        values = values[:: int(batch)]
+    unit = "batches" if batched else "values"
     answered = int((~np.isnan(values)).sum())
-    details: dict[str, object] = {"quantile": p, "count": f"{label(p)} of {answered} values"}
+    details: dict[str, object] = {"quantile": p, "count": f"{label(p)} of {answered} {unit}"}
     if outcome.details.get("source"):
         details["source"] = outcome.details["source"]
     found = quantile_interval(values, p, confidence=policy.confidence)
+    if batched:
+        # A quantile of per-batch means is not the quantile of single requests: approximate.
+        found = replace(found, method=f"{found.method} over batch means", approximate=True)
+        name = label(p)
+        details["assumption"] = (
+            f"reads wall time per batch of {batch} cases (one observation per batch): the {name} of batch means is "
+            f"not the {name} of single requests; set system.batch_size: 1 for one observation per case"
+        )
     # A max rule PASSes on the upper bound, a min rule on the lower: too few cases leave it infinite.
     side = "upper" if rule.kind == "max" else "lower"
     deciding = found.high if side == "upper" else found.low
     if math.isinf(deciding):
         needed = min_cases_for_bound(p, confidence=policy.confidence, side=side)
         details["advice"] = (
-            f"no set of {values.size} values bounds the {label(p)} from {'above' if side == 'upper' else 'below'} at "
-            f"{policy.confidence:g} confidence: that needs at least {needed} cases, every one answered"
+            f"no set of {values.size} {unit} bounds the {label(p)} from {'above' if side == 'upper' else 'below'} at "
+            f"{policy.confidence:g} confidence: that needs at least {needed} {'batches' if batched else 'cases'}, "
+            "every one answered"
         )
     return found, details, []
 

@@ -20,14 +20,21 @@ for line in sys.stdin.read().splitlines():
 
 
 def measured(
-    project: Project, cases: list[dict[str, Any]], rules: str, *, key: str = "out", **extra: str
+    project: Project,
+    cases: list[dict[str, Any]],
+    rules: str,
+    *,
+    key: str = "out",
+    batch_size: int | None = None,
+    **extra: str,
 ) -> Project:
     """The project with this system; ``key``: which object of each case it answers with."""
     script = project.root / "system.py"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(SYSTEM, encoding="utf-8")
     return project.write(
-        cases=cases, rules=rules, command=json.dumps([sys.executable, str(script), key]), **extra
+        cases=cases, rules=rules, command=json.dumps([sys.executable, str(script), key]) + (f"\n  batch_size: {batch_size}" if batch_size else ""),
+        **extra,
     )
 
 

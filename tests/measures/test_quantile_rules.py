@@ -92,19 +92,37 @@ def test_a_min_quantile_rule(project: Project) -> None:
 
 
 def test_wall_time_stands_in_when_the_system_reports_no_latency(project: Project) -> None:
-    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
-    measured(
-        project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}", extra=""
-    )
+    # batch_size: 1: every case is its own call of the command, so each wall time is one observation.
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(75)]
+    rule = "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}"
+    measured(project, cases, rule, batch_size=1)
     code, data = report(project)
     assert code == ExitCode.PASS, data["rules"][0]["sentence"]
-    rule = data["rules"][0]
-    assert "wall time measured by oloproof" in rule["details"]["source"]
-    store = RunStore(project.root)
-    record = store.records()[-1]
+    rule_json = data["rules"][0]
+    assert "wall time measured by oloproof" in rule_json["details"]["source"]
+    assert rule_json["interval"]["approximate"] is False and "(p95 of 75 values)" in rule_json["sentence"]
+    record = RunStore(project.root).records()[-1]
     assert set(record.case_wall_ms) == {case["id"] for case in cases}
-    # One batch (the default batch size holds all 80): every case gets the batch's time / 80.
-    assert len(set(record.case_wall_ms.values())) == 1 and 0 < rule["interval"]["high"] < 600000
+    assert 0 < rule_json["interval"]["high"] < 600000
+
+
+def test_wall_time_of_a_batch_is_one_observation_and_approximate(project: Project) -> None:
+    # The default batch holds all 80 cases: one call, one observation (its time / 80 for each case).
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
+    rule = "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}"
+    measured(project, cases, rule)
+    code, data = report(project)
+    record = RunStore(project.root).records()[-1]
+    assert len(set(record.case_wall_ms.values())) == 1
+    assert code == ExitCode.MANUAL_REVIEW
+    result = data["rules"][0]
+    assert result["interval"]["approximate"] is True and "(p95 of 1 batches" in result["sentence"]
+    assert "the p95 of batch means is not the p95 of single requests" in " ".join(result["caveats"])
+    assert result["interval"]["method"] == "order statistics (binomial) over batch means"
+    measured(project, cases, rule, policy_extra="  allow_approximate_methods: true\n")
+    code, data = report(project)
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert "that needs at least 72 batches, every one answered." in data["rules"][0]["sentence"]
 
 
 @pytest.mark.parametrize(
@@ -160,8 +178,8 @@ def test_edited_wall_times_are_never_read(project: Project) -> None:
     # A pull request that shrinks the recorded wall times breaks the run's seal: it is not used.
     import json
 
-    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
-    measured(project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}")
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(75)]
+    measured(project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}", batch_size=1)
     assert report(project)[0] == ExitCode.PASS
     (path,) = (project.root / ".oloproof" / "runs").glob("*/run.json")
     data = json.loads(path.read_text())

@@ -105,3 +105,14 @@ def test_a_measure_registered_at_run_time_reaches_every_report(
     case = next(iter(junit.iter("testcase")))
     assert case.get("name", "").startswith("narrow")
     assert any("toy median of 60 widths" in (node.text or "") + (node.get("message") or "") for node in case)
+
+
+def test_restrict_slices_every_per_case_array() -> None:
+    from oloproof.measures.base import restrict
+
+    outcome = CriterionOutcome(
+        criterion="auc", kind="auc", values=np.array([0.1, 0.9, np.nan, 0.4]), labels=np.array([0.0, 1.0, 1.0, 0.0])
+    )
+    part = restrict(outcome, [1, 3], ["b", "d"])
+    assert part.values.tolist() == [0.9, 0.4] and part.labels is not None and part.labels.tolist() == [1.0, 0.0]
+    assert part.case_ids == ("b", "d") and part.kind == "auc"
