@@ -362,9 +362,13 @@ def auc_interval_exact(scores: Values, labels: Values, *, confidence: float, see
     estimate = _answered_auc([values], positive)[0]
     alpha = 1.0 - level
     worst = _fill(values, positive, worst=True)
-    best = _fill(values, positive, worst=False)
-    low, _ = _betting(_block_values([(worst[positive], worst[~positive])], seed)[0], alpha)
-    _, high = _betting(_block_values([(best[positive], best[~positive])], seed)[0], alpha)
+    blocks = _block_values([(worst[positive], worst[~positive])], seed)[0]
+    if np.isnan(values).any():
+        low, _ = _betting(blocks, alpha)
+        best = _fill(values, positive, worst=False)
+        _, high = _betting(_block_values([(best[positive], best[~positive])], seed)[0], alpha)
+    else:
+        low, high = _betting(blocks, alpha)
     return _interval(estimate, low, high, level, EXACT, False, seed, 0.0)
 
 
