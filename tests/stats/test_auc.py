@@ -820,3 +820,19 @@ def test_paired_exact_covers_with_five_positives() -> None:
         iv = paired_auc_difference_exact(a, b, labels, confidence=0.9, seed=trial)
         misses += not (iv.low <= 0.1 <= iv.high)
     assert stats.binomtest(misses, trials, 0.1, alternative="greater").pvalue > 0.01
+
+
+def test_delong_jumps_at_perfect_separation_and_the_exact_interval_does_not() -> None:
+    """Pinned in docs/statistics.md: DeLong's fallback at AUC 1 is the exact interval, while one
+    discordant pair gives DeLong's narrow interval — a perfect score gets the lower limit."""
+    scores = np.arange(20, dtype=float)
+    labels = (scores >= 10).astype(int)
+    almost = scores.copy()
+    almost[10] = 8.5  # one positive below one negative: AUC 0.99
+    perfect_delong = auc_interval(scores, labels, confidence=0.95)
+    almost_delong = auc_interval(almost, labels, confidence=0.95)
+    assert round(perfect_delong.low, 2) == 0.53 and round(almost_delong.low, 3) == 0.962
+    perfect_exact = auc_interval_exact(scores, labels, confidence=0.95)
+    almost_exact = auc_interval_exact(almost, labels, confidence=0.95)
+    assert almost_exact.low <= perfect_exact.low
+    assert round(almost_exact.low, 2) == 0.52
