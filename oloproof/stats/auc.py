@@ -286,25 +286,29 @@ def _either_missing(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[NDA
 # --------------------------------------------------------------------------------------------
 # Exact: betting on a block design
 
-# Random partitions averaged: many, since one partition uses only min(m, n) independent block
-# values and partitions differ much more than random orders do; about a million block-value
-# comparisons at most.
+# Random partitions averaged: many for small sets, since one partition uses only min(m, n)
+# independent block values and partitions differ much more than random orders do; fewer for large
+# sets (where partitions differ little), so the work stays near two million block values.
 MAX_PARTITIONS = 1024
-MIN_PARTITIONS = 32
+MIN_PARTITIONS = 1
 _PARTITION_TERMS = 2_000_000
+_CHUNK_CASES = 1_000_000
 
 
 def partition_count(cases: int) -> int:
     """How many random partitions the exact interval averages over for ``cases`` cases (m + n):
-    1024 up to about 2,000 cases, then fewer, never below 32. Depends only on the count."""
+    1024 up to about 2,000 cases, then fewer (20 at 100,000, one from two million). Depends only
+    on the count, never on the scores, so validity is untouched (one partition is already exact).
+    """
     return int(min(MAX_PARTITIONS, max(MIN_PARTITIONS, _PARTITION_TERMS // max(cases, 1))))
 
 
 def _block_values(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]], seed: int) -> list[NDArray[np.float64]]:
-    """For each score (pos, neg), the block values over ``permutation_count`` random partitions.
+    """For each score (pos, neg), the block values over ``partition_count`` random partitions.
 
     Returns, per score, an array (R, k): row r holds the k block values of partition r, in a
-    random order. Every score uses the same partitions.
+    random order. Every score uses the same partitions. Partitions are drawn and compared in
+    chunks of about a million cases, so memory stays bounded for any number of cases.
     """
     pos0, neg0 = rows[0]
     m, n = pos0.size, neg0.size
@@ -318,17 +322,20 @@ def _block_values(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]], s
     # only on the multiset of cases, never on the order the caller gave them in.
     order_pos = np.lexsort([pos for pos, _ in rows][::-1])
     order_neg = np.lexsort([neg for _, neg in rows][::-1])
-    perm_small = np.argsort(rng.random((count, k)), axis=1, kind="stable")
-    perm_big = np.argsort(rng.random((count, big)), axis=1, kind="stable")[:, : k * width]
-    values = []
-    for pos, neg in rows:
-        pos, neg = pos[order_pos], neg[order_neg]
-        small, large = (pos, neg) if small_is_pos else (neg, pos)
-        s = small[perm_small][:, :, None]
-        b = large[perm_big].reshape(count, k, width)
-        first, second = (s, b) if small_is_pos else (b, s)
-        concordant = (first > second).astype(np.float64) + 0.5 * (first == second)
-        values.append(concordant.mean(axis=2))
+    sorted_rows = [(pos[order_pos], neg[order_neg]) for pos, neg in rows]
+    values = [np.empty((count, k)) for _ in rows]
+    chunk = max(1, _CHUNK_CASES // (m + n))
+    for first_row in range(0, count, chunk):
+        size = min(chunk, count - first_row)
+        perm_small = np.argsort(rng.random((size, k)), axis=1, kind="stable")
+        perm_big = np.argsort(rng.random((size, big)), axis=1, kind="stable")[:, : k * width]
+        for out, (pos, neg) in zip(values, sorted_rows, strict=True):
+            small, large = (pos, neg) if small_is_pos else (neg, pos)
+            one = small[perm_small][:, :, None]
+            block = large[perm_big].reshape(size, k, width)
+            high, low = (one, block) if small_is_pos else (block, one)
+            wins = np.count_nonzero(high > low, axis=2) + 0.5 * np.count_nonzero(high == low, axis=2)
+            out[first_row : first_row + size] = wins / width
     return values
 
 
@@ -355,9 +362,13 @@ def auc_interval_exact(scores: Values, labels: Values, *, confidence: float, see
     estimate = _answered_auc([values], positive)[0]
     alpha = 1.0 - level
     worst = _fill(values, positive, worst=True)
-    best = _fill(values, positive, worst=False)
-    low, _ = _betting(_block_values([(worst[positive], worst[~positive])], seed)[0], alpha)
-    _, high = _betting(_block_values([(best[positive], best[~positive])], seed)[0], alpha)
+    blocks = _block_values([(worst[positive], worst[~positive])], seed)[0]
+    if np.isnan(values).any():
+        low, _ = _betting(blocks, alpha)
+        best = _fill(values, positive, worst=False)
+        _, high = _betting(_block_values([(best[positive], best[~positive])], seed)[0], alpha)
+    else:
+        low, high = _betting(blocks, alpha)
     return _interval(estimate, low, high, level, EXACT, False, seed, 0.0)
 
 

@@ -744,3 +744,95 @@ def test_paired_exact_against_itself_and_reversed() -> None:
     # Identical scores: DeLong's variance of the difference is zero; the fallback is the exact one.
     fallback = paired_auc_difference(ASAH_S100B, ASAH_S100B, ASAH_POOR, confidence=0.95)
     assert fallback.method == "delong-fallback-betting" and fallback.low < 0.0 < fallback.high
+
+
+# --------------------------------------------------------------------------------------------
+# Seeded coverage (small; the full grid is benchmarks/measures_coverage.py)
+
+
+def _binormal(rng: np.random.Generator, m: int, n: int, auc: float) -> tuple[np.ndarray, np.ndarray]:
+    """Positives N(δ, 1), negatives N(0, 1): the AUC is Φ(δ/√2)."""
+    labels = np.repeat([1, 0], [m, n])
+    return rng.normal(math.sqrt(2) * stats.norm.ppf(auc) * labels, 1.0), labels
+
+
+def _ties(rng: np.random.Generator, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three score levels; positives (.2, .3, .5), negatives (.5, .3, .2): AUC 0.695 (TIES_AUC)."""
+    pos = rng.choice(3, size=m, p=[0.2, 0.3, 0.5])
+    neg = rng.choice(3, size=n, p=[0.5, 0.3, 0.2])
+    return np.concatenate([pos, neg]).astype(float), np.repeat([1, 0], [m, n])
+
+
+TIES_AUC = 0.3 * 0.5 + 0.5 * 0.8 + 0.5 * (0.2 * 0.5 + 0.3 * 0.3 + 0.5 * 0.2)  # Σ p⁺ᵢ p⁻ⱼ [i>j] + ½ Σ p⁺ᵢ p⁻ᵢ
+
+
+@pytest.mark.parametrize(
+    ("regime", "truth"),
+    [
+        ("ties", TIES_AUC),
+        ("near-one", 0.98),
+        ("five-positives", 0.8),
+        ("imbalanced-1:50", 0.85),
+    ],
+)
+def test_exact_interval_covers_in_adversarial_regimes(regime: str, truth: float) -> None:
+    """At 90%, each side errs at most 5% (one-sided binomial tests on the counts, 80 trials)."""
+    rng = np.random.default_rng(len(regime))
+    trials, above, below = 80, 0, 0
+    for trial in range(trials):
+        if regime == "ties":
+            scores, labels = _ties(rng, 25, 25)
+        elif regime == "near-one":
+            scores, labels = _binormal(rng, 20, 20, truth)
+        elif regime == "five-positives":
+            scores, labels = _binormal(rng, 5, 50, truth)
+        else:
+            scores, labels = _binormal(rng, 4, 200, truth)
+        iv = auc_interval_exact(scores, labels, confidence=0.9, seed=trial)
+        above += iv.low > truth
+        below += iv.high < truth
+    assert stats.binomtest(above, trials, 0.05, alternative="greater").pvalue > 0.01
+    assert stats.binomtest(below, trials, 0.05, alternative="greater").pvalue > 0.01
+
+
+def test_delong_covers_when_classes_are_large_and_undercovers_when_tiny() -> None:
+    """What docs/statistics.md says: near nominal for 50 against 50 at AUC .75; below nominal with
+    5 positives (the lower limit above the truth far more often than 2.5%)."""
+    rng = np.random.default_rng(18)
+    trials = 600
+    misses = sum(
+        not (iv.low <= 0.75 <= iv.high)
+        for iv in (auc_interval(*_binormal(rng, 50, 50, 0.75), confidence=0.95) for _ in range(trials))
+    )
+    assert 0.03 <= misses / trials <= 0.075
+    above = sum(auc_interval(*_binormal(rng, 5, 50, 0.8), confidence=0.95).low > 0.8 for _ in range(trials))
+    assert stats.binomtest(above, trials, 0.025, alternative="greater").pvalue < 1e-6
+
+
+def test_paired_exact_covers_with_five_positives() -> None:
+    rng = np.random.default_rng(5)
+    trials, misses = 60, 0
+    da, db = math.sqrt(2) * stats.norm.ppf(0.75), math.sqrt(2) * stats.norm.ppf(0.85)
+    labels = np.repeat([1, 0], [5, 40])
+    for trial in range(trials):
+        e1, e2 = rng.normal(size=45), rng.normal(size=45)
+        a, b = da * labels + e1, db * labels + 0.5 * e1 + math.sqrt(0.75) * e2
+        iv = paired_auc_difference_exact(a, b, labels, confidence=0.9, seed=trial)
+        misses += not (iv.low <= 0.1 <= iv.high)
+    assert stats.binomtest(misses, trials, 0.1, alternative="greater").pvalue > 0.01
+
+
+def test_delong_jumps_at_perfect_separation_and_the_exact_interval_does_not() -> None:
+    """Pinned in docs/statistics.md: DeLong's fallback at AUC 1 is the exact interval, while one
+    discordant pair gives DeLong's narrow interval — a perfect score gets the lower limit."""
+    scores = np.arange(20, dtype=float)
+    labels = (scores >= 10).astype(int)
+    almost = scores.copy()
+    almost[10] = 8.5  # one positive below one negative: AUC 0.99
+    perfect_delong = auc_interval(scores, labels, confidence=0.95)
+    almost_delong = auc_interval(almost, labels, confidence=0.95)
+    assert round(perfect_delong.low, 2) == 0.53 and round(almost_delong.low, 3) == 0.962
+    perfect_exact = auc_interval_exact(scores, labels, confidence=0.95)
+    almost_exact = auc_interval_exact(almost, labels, confidence=0.95)
+    assert almost_exact.low <= perfect_exact.low
+    assert round(almost_exact.low, 2) == 0.52
