@@ -33,6 +33,7 @@ from oloproof.holdout.cases import cases_path, holdout_spec, load_holdout, open_
 from oloproof.holdout.log import MAX_REASON, LogState, ReadEntry, ReadFields, entry_json, short
 from oloproof.holdout.records import case_keys, command_digest, relative, write_outcome_record
 from oloproof.holdout.registry import load_register, record_read, register_lock, repository_root
+from oloproof.measures.registry import measure_of
 from oloproof.policy import Rule
 from oloproof.run import execute, import_outputs
 from oloproof.runstore import RunRecord, RunStore
@@ -365,7 +366,7 @@ class _Scorer:
         estimate = interval.estimate if interval is not None else (passes / answered if answered else 0.0)
         fields = self._fields(
             version=record.version,
-            kind="binary" if outcome.kind == "binary" else "score",
+            kind="binary" if measure_of(outcome.kind).pass_fail else "score",  # the log's two stored kinds
             passes=passes,
             answered=answered,
             missing=missing,
