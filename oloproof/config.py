@@ -218,12 +218,25 @@ def load_release(path: str | os.PathLike[str]) -> Release:
         metamorphic=metamorphic,
         holdout=None
         if holdout is None
-        else build_holdout(holdout, default_criterion=policy.rules[0].criterion, line=doc.line("holdout")),
+        else build_holdout(holdout, default_criterion=_holdout_default(doc, policy, holdout), line=doc.line("holdout")),
         document=doc,
         digest=digest,
         policy_file=policy_file,
         seeds_file=None if not isinstance(data["seeds"], str) else resolve_path(base_dir, data["seeds"]),
     )
+
+
+def _holdout_default(doc: Document, policy: Policy, holdout: dict[str, Any]) -> str:
+    """The holdout's criterion when none is given: the first rule's that an evaluator produces (a
+    built-in measure such as auc or a quantile is not a holdout score)."""
+    found = next((rule.criterion for rule in policy.rules if not reads_outputs(rule)), None)
+    if holdout["criterion"] is None and found is None:
+        raise doc.error(
+            "holdout",
+            "holdout needs criterion: every rule reads a built-in measure (auc, mae, rmse, a quantile), and the "
+            "holdout score reads an evaluator's criterion",
+        )
+    return found or ""
 
 
 def check_seeds(

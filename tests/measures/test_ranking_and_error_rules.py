@@ -208,3 +208,19 @@ def test_config_errors(
 ) -> None:
     measured(project, errors_cases([1.0], [1.0]), f"  - {rule}")
     assert f"release.yaml:12: {message}" in config_error(project, run_cli, capsys, monkeypatch)
+
+
+def test_the_holdout_score_never_defaults_to_a_built_in_measure(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oloproof.config import load_release
+
+    holdout = "holdout:\n  cases: holdout.jsonl\n"
+    rules = "  - {id: auc, criterion: auc, score: score, min: 0.8}\n  - {id: ok, criterion: correct, min: 0.8}"
+    measured(project, errors_cases([1.0], [1.0]), rules, extra=holdout)
+    release = load_release(project.config)
+    assert release.holdout is not None and release.holdout.criterion == "correct"
+    measured(project, errors_cases([1.0], [1.0]), AUC, extra=holdout)
+    assert "release.yaml:13: holdout: holdout needs criterion: every rule reads a built-in measure" in config_error(
+        project, run_cli, capsys, monkeypatch
+    )
