@@ -337,7 +337,9 @@ def paired_criterion(release: Release, criterion: str | None, *, what: str) -> s
     pass/fail criterion of an evaluator that reads the run's own outputs."""
     plain = [e.criterion for e in release.evaluators if not kind_of(e).needs_variants]
     if criterion is None:
-        guards = [rule.criterion for rule in release.policy.rules if rule.kind == "regression"]
+        # (an auc or mae guard reads no evaluator: compare does not read built-in measures)
+        rules = release.policy.rules
+        guards = [rule.criterion for rule in rules if rule.kind == "regression" and rule.criterion in plain]
         ruled = [rule.criterion for rule in release.policy.rules if rule.criterion in plain]
         candidates = [plain[0]] if len(plain) == 1 else guards or ruled or plain
         if not candidates:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from oloproof.errors import ExitCode
 from tests.conftest import Project, report
@@ -73,3 +74,25 @@ def test_an_error_above_the_bound_in_either_version_never_passes(project: Projec
     code, data = gate_v2(project, cases, rule)
     assert code == ExitCode.INSUFFICIENT_EVIDENCE
     assert "bound_exceeded" in data["rules"][0]["reasons"]
+
+
+def test_compare_picks_an_evaluator_criterion_not_a_guarded_measure(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two plain evaluators and an mae guard: compare's default criterion is never 'mae' (it reads
+    # evaluators' pass/fail criteria only); it falls back to a rule's evaluator criterion.
+    cases = two_versions(60, drift=0.0)
+    evaluators = "  - {type: label_match, field: label}\n  - {type: label_match, field: label, criterion: again}"
+    rules = (
+        "  - {id: ok, criterion: correct, min: 0.5}\n"
+        "  - {id: no_worse, criterion: mae, field: value, bound: 10, baseline: 'version:v1', max_drop: 0.5}"
+    )
+    measured(project, cases, rules, evaluators=evaluators, version="v1")
+    assert project.cli("run") == 0
+    measured(project, cases, rules, evaluators=evaluators, key="out_v2", version="v2")
+    assert project.cli("run") == 0
+    capsys.readouterr()
+    code = project.cli("compare", "version:v1", "version:v2")
+    out = capsys.readouterr()
+    assert code == ExitCode.PASS, out.err
+    assert "correct" in out.out and "mae" not in out.out
