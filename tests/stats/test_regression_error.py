@@ -158,6 +158,11 @@ def test_order_never_changes_the_interval(values: list[float], shuffler: object)
     shuffler.shuffle(shuffled)  # type: ignore[attr-defined]
     assert mae_interval(values, confidence=0.9, bound=10.0) == mae_interval(shuffled, confidence=0.9, bound=10.0)
     assert rmse_interval(values, confidence=0.9, bound=10.0) == rmse_interval(shuffled, confidence=0.9, bound=10.0)
+    pairs = list(zip(values, values[::-1], strict=True))
+    shuffler.shuffle(pairs)  # type: ignore[attr-defined]
+    first = paired_mae_difference(values, values[::-1], confidence=0.9, bound=10.0)
+    second = paired_mae_difference([a for a, _ in pairs], [b for _, b in pairs], confidence=0.9, bound=10.0)
+    assert first == second
 
 
 @settings(max_examples=30, deadline=None)
