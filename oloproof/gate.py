@@ -32,6 +32,8 @@ from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
+from oloproof.slices.rule import decide_sliced
+from oloproof.slices.select import check_rule_keys
 from oloproof.store import utc_stamp
 from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
@@ -47,6 +49,7 @@ def load_dev_testset(release: Release) -> TestSet:
     path = release.resolve(release.testset_path)
     testset = load_testset(path, display=display_path(path))
     refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
+    check_rule_keys(release, testset)  # where:/per: keys exist before the system runs (oloproof.slices)
     for spec in release.metamorphic.transforms if release.metamorphic is not None else ():
         check_declared_paths(release, spec, testset)  # every declared transform, whether a rule reads it or not
     return testset
@@ -162,7 +165,9 @@ def run_gate(
                 _decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record)
             )
         else:
-            decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset))
+            decided.append(
+                decide_sliced(rule, outcomes[rule.criterion], release.policy, testset, outputs, decide=_decide)
+            )
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))
