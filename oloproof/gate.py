@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.checks import GateCheck, GateContext
+from oloproof.classification import with_classification
 from oloproof.config import Release
 from oloproof.decide import decide_regression, decide_rule
 from oloproof.errors import ConfigError, StoreError, UsageError
@@ -158,6 +159,7 @@ def run_gate(
         variants=variants,
     )
     outcomes, problems = _evaluate(release, eval_ctx, record, invalidating)
+    outcomes = with_classification(release, testset, outputs, outcomes)  # label_match: per-class report
     decided: list[RuleResult] = []
     for rule in release.policy.rules:
         if rule.kind == "regression":
