@@ -27,9 +27,9 @@ def subset_text(rule: RuleResult) -> str:
 
 
 def _value(value: Any) -> str:
-    import json  # lazy: start-up
+    from oloproof.slices.select import shown  # lazy: start-up
 
-    return value if isinstance(value, str) else json.dumps(value)
+    return shown(value)
 
 
 def row_lines(rule: RuleResult) -> list[str]:

@@ -67,8 +67,16 @@ def shown(value: Any) -> str:
     """A value as JSON text (so "1" and 1 read differently), cut for reports."""
     if value is MISSING or value is None:
         return "(none)"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    text = value if isinstance(value, str) and not _looks_typed(value) else json.dumps(value, sort_keys=True)
     return inert(text if len(text) <= 40 else text[:39] + "…")
+
+
+def _looks_typed(text: str) -> bool:
+    """A string that would read as another JSON type ("1", "true", "null"): shown quoted."""
+    try:
+        return not isinstance(json.loads(text), str)
+    except ValueError:
+        return text == "" or text.strip() != text
 
 
 def describe(where: tuple[tuple[str, tuple[Any, ...]], ...]) -> str:
