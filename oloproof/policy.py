@@ -284,19 +284,19 @@ def _slicing(
     if regression and (where_raw or per is not None):
         which = "where" if where_raw else "per"
         raise doc.error(
-            f"{key_path}.{which}", f"{which}: is not supported on a baseline rule (max_drop) yet; use it on a min/max rule"
+            f"{key_path}.{which}",
+            f"{which}: is not supported on a baseline rule (max_drop) yet; use it on a min/max rule",
         )
     if per is not None and per.startswith("output."):
         raise doc.error(
             f"{key_path}.per",
             "per: slices by what the case is (stratum, group, expected.KEY or an input key), not by the system's "
-            "output: a slice the system chooses is not a fixed population; use where: {output.KEY: VALUE} for precision",
+            "output: a slice the system chooses is not a fixed population; use where: {output.KEY: VALUE} for "
+            "precision",
         )
     if raw["fwer"] is not None and per is None:
         raise doc.error(f"{key_path}.fwer", "fwer: applies to the rows of per:; this rule has no per:")
-    where = tuple(
-        (key, tuple(value) if isinstance(value, list) else (value,)) for key, value in where_raw.items()
-    )
+    where = tuple((key, tuple(value) if isinstance(value, list) else (value,)) for key, value in where_raw.items())
     return where, per
 
 

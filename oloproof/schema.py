@@ -209,13 +209,8 @@ def _join(parent: str, key: str) -> str:
 
 
 def _kind_name(kind: ScalarKind) -> str:
-    return {
-        "str": "a string",
-        "number": "a number",
-        "int": "an integer",
-        "bool": "true or false",
-        "value": "a string, number or boolean",
-    }[kind]
+    names = {"str": "a string", "number": "a number", "int": "an integer", "bool": "true or false"}
+    return names.get(kind, "a string, number or boolean")  # "value": any JSON scalar but null
 
 
 class _Validator:
@@ -436,13 +431,10 @@ def to_json_schema(schema: Node) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) equivalent of ``schema``, for editors."""
     if isinstance(schema, Scalar):
         out: dict[str, Any] = {
-            "type": {
-                "str": "string",
-                "number": "number",
-                "int": "integer",
-                "bool": "boolean",
-                "value": ["string", "number", "boolean"],
-            }[schema.kind]
+            "type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}.get(
+                schema.kind,
+                ["string", "number", "boolean"],  # "value"
+            )
         }
         for key, value in (
             ("minimum", schema.minimum),

@@ -82,7 +82,9 @@ def _matrix(info: dict[str, Any]) -> list[list[str]] | None:
 def _notes(info: dict[str, Any]) -> list[str]:
     notes = [f"{info['confidence']:.0%} intervals. {info['intervals']}; * approximate."]
     if len(info["per_class"]) > SHOWN_CLASSES:
-        notes.append(f"{len(info['per_class'])} classes: the {SHOWN_CLASSES} with most cases are shown; JSON lists all.")
+        notes.append(
+            f"{len(info['per_class'])} classes: the {SHOWN_CLASSES} with most cases are shown; JSON lists all."
+        )
     if _matrix(info) is None:
         notes.append(f"The confusion matrix is shown for at most {MATRIX_SHOWN} classes (JSON: up to 30).")
     return notes

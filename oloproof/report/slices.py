@@ -41,8 +41,8 @@ def row_lines(rule: RuleResult) -> list[str]:
     for row in rows[:MAX_ROWS_SHOWN]:
         interval = row.get("interval")
         shown = (
-            f"{interval['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}] at {interval['level'] * 100:.4g}%"
-            + ("*" if interval["approximate"] else "")
+            f"{interval['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}] "
+            f"at {interval['level'] * 100:.4g}%" + ("*" if interval["approximate"] else "")
             if interval
             else "-"
         )

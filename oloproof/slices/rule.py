@@ -82,8 +82,8 @@ def decide_sliced(
                 Verdict.INSUFFICIENT_EVIDENCE,
                 ("no_selected_cases", *outcome.reasons),
                 n=0,
-                sentence=f"{rule.criterion}: no case is selected by where: {text} ({why_none(pool, rule.where, outputs)}), "
-                "so there is no evidence either way.",
+                sentence=f"{rule.criterion}: no case is selected by where: {text} "
+                f"({why_none(pool, rule.where, outputs)}), so there is no evidence either way.",
                 details={"subset": subset},
             )
     if rule.per is None:
@@ -106,8 +106,7 @@ def _unanswered(rule: Rule, pool: list[Any], outputs: Mapping[str, Mapping[str, 
     return sum(
         1
         for case in pool
-        if matches(case, case_keys, outputs)
-        and any(case_value(case, key, outputs) is MISSING for key in output_keys)
+        if matches(case, case_keys, outputs) and any(case_value(case, key, outputs) is MISSING for key in output_keys)
     )
 
 
@@ -215,7 +214,11 @@ def _row_json(piece: Slice, row: RuleResult, round_no: int, rule: Rule) -> dict[
         and rule.kind in ("min", "max")
     ):
         claim = row_p_values(
-            int(row.passes), row.n, missing=row.missing, threshold=rule.threshold, kind=rule.kind  # type: ignore[arg-type]
+            int(row.passes),
+            row.n,
+            missing=row.missing,
+            threshold=rule.threshold,
+            kind="min" if rule.kind == "min" else "max",
         )
         p_values = {"pass": claim.pass_p, "fail": claim.fail_p}
     return {

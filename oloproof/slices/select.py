@@ -100,9 +100,7 @@ def _json_type(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "null"
 
 
-def why_none(
-    cases: Sequence[Case], where: tuple[tuple[str, tuple[Any, ...]], ...], outputs: Mapping[str, Any]
-) -> str:
+def why_none(cases: Sequence[Case], where: tuple[tuple[str, tuple[Any, ...]], ...], outputs: Mapping[str, Any]) -> str:
     """Why no case matches: the first key that matches nothing, the values it does hold, and a
     JSON type difference ("1" against 1) when that is what stands in the way."""
     for key, values in where:
@@ -149,9 +147,7 @@ def check_rule_keys(release: Release, testset: TestSet) -> None:
             if key.startswith("output."):
                 continue
             if not any(case_value(case, key, {}) is not MISSING for case in testset.cases):
-                raise ConfigError(
-                    rule.source, rule.line, f"{rule.key_path}.{at}", f"{unknown_key(key, testset)}"
-                )
+                raise ConfigError(rule.source, rule.line, f"{rule.key_path}.{at}", f"{unknown_key(key, testset)}")
         if rule.per is not None:
             distinct = {_grouping(case_value(case, rule.per, {})) for case in testset.cases}
             if len(distinct) > MAX_ROWS:

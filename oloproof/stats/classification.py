@@ -28,7 +28,7 @@ from oloproof.stats._validate import check_confidence, check_count
 from oloproof.stats.binomial import clopper_pearson
 from oloproof.stats.interval import Interval
 
-__all__ = ["ClassRow", "ClassReport", "classification_report", "f1_bootstrap"]
+__all__ = ["ClassReport", "ClassRow", "classification_report", "f1_bootstrap"]
 
 BOOTSTRAP_METHOD = "percentile bootstrap over cases"
 
@@ -149,7 +149,9 @@ def classification_report(
                 if support
                 else None,
                 precision_interval=clopper_pearson(tp, called, confidence=confidence) if called else None,
-                f1_interval=f1_bootstrap(tp, fp, fn, n, confidence=confidence, rng=rng, replicates=replicates, seed=seed)
+                f1_interval=f1_bootstrap(
+                    tp, fp, fn, n, confidence=confidence, rng=rng, replicates=replicates, seed=seed
+                )
                 if support or called
                 else None,
             )

@@ -75,12 +75,14 @@ def test_precision_does_not_select_unanswered_cases_and_says_how_many(project: P
         system_args="--drop Ch000 --drop Ch001 --drop Ad000",
         rules="    - {id: precision, criterion: correct, min: 0.7, where: {output.label: Chinstrap}}",
     )
-    code, data = report(project)
+    _, data = report(project)
     rule = data["rules"][0]
     assert rule["n"] == 58 and rule["missing"] == 0
     assert rule["details"]["subset"]["unanswered"] == 3
-    assert "3 case(s) without an output (or without the key selected on) are not selected: a system that does not " \
+    assert (
+        "3 case(s) without an output (or without the key selected on) are not selected: a system that does not "
         "answer shrinks this denominator." in rule["sentence"]
+    )
 
 
 def test_json_type_difference_selects_nothing_and_says_so(project: Project) -> None:
@@ -103,10 +105,12 @@ def test_several_keys_are_and_and_a_list_is_in(project: Project) -> None:
         rules="    - {id: two, criterion: correct, min: 0.5, where: {expected.label: [Adelie, Gentoo], "
         "stratum: island0}}",
     )
-    code, data = report(project)
+    _, data = report(project)
     rule = data["rules"][0]
     assert rule["n"] == 40  # 20 + 20 of island0
-    assert rule["sentence"].startswith("On 40 of 180 cases where expected.label in (Adelie, Gentoo) and stratum = island0")
+    assert rule["sentence"].startswith(
+        "On 40 of 180 cases where expected.label in (Adelie, Gentoo) and stratum = island0"
+    )
 
 
 @pytest.mark.parametrize(
@@ -143,10 +147,14 @@ def test_a_key_no_case_has_is_a_config_error_naming_file_line_and_key(
 def test_an_output_key_no_output_has_is_a_config_error(
     project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project.write(cases=penguins(n_per=5), rules="    - {id: r, criterion: correct, min: 0.8, where: {output.lable: x}}")
+    project.write(
+        cases=penguins(n_per=5), rules="    - {id: r, criterion: correct, min: 0.8, where: {output.lable: x}}"
+    )
     err = config_error(project, run_cli, capsys, monkeypatch)
-    assert "release.yaml:12: policy.rules[0].where.output.lable: no output of the run has 'lable' (did you mean " \
+    assert (
+        "release.yaml:12: policy.rules[0].where.output.lable: no output of the run has 'lable' (did you mean "
         "'label'?) (they have: label): the rule would select no case" in err
+    )
 
 
 def test_a_subset_too_small_to_ever_pass_says_so(project: Project) -> None:
@@ -203,8 +211,14 @@ def test_holm_rows_match_holm_on_the_exact_binomial_p_values(project: Project) -
     right = {0: 58, 1: 52, 2: 46, 3: 30, 4: 59}
     for stratum, good in right.items():
         for i in range(60):
-            cases.append({"id": f"s{stratum}-{i}", "answer": 1 if i < good else 0, "stratum": f"s{stratum}",
-                          "expected": {"label": 1}})
+            cases.append(
+                {
+                    "id": f"s{stratum}-{i}",
+                    "answer": 1 if i < good else 0,
+                    "stratum": f"s{stratum}",
+                    "expected": {"label": 1},
+                }
+            )
     project.write(cases=cases, rules="    - {id: per, criterion: correct, min: 0.75, per: stratum}")
     _, data = report(project)
     rows = _rows(data)
@@ -263,8 +277,10 @@ def test_per_on_a_key_naming_cases_is_refused(
     cases = [{"id": f"c{i:03d}", "answer": 1, "expected": {"label": 1}} for i in range(500)]
     project.write(cases=cases, rules="    - {id: r, criterion: correct, min: 0.5, per: id}")
     err = config_error(project, run_cli, capsys, monkeypatch)
-    assert "release.yaml:12: policy.rules[0].per: per: id has 500 distinct values in data/test.jsonl (at most 50 " \
+    assert (
+        "release.yaml:12: policy.rules[0].per: per: id has 500 distinct values in data/test.jsonl (at most 50 "
         "rows): per: names slices (stratum, a class), not cases" in err
+    )
 
 
 @pytest.mark.parametrize(
@@ -272,7 +288,11 @@ def test_per_on_a_key_naming_cases_is_refused(
     [
         ("{id: r, criterion: correct, min: 0.5, per: output.label}", "per", "per: slices by what the case is"),
         ("{id: r, criterion: correct, min: 0.5, fwer: none}", "fwer", "fwer: applies to the rows of per:"),
-        ("{id: r, criterion: correct, min: 0.5, per: stratum, fwer: bonferroni}", "fwer", "expected one of: holm, none"),
+        (
+            "{id: r, criterion: correct, min: 0.5, per: stratum, fwer: bonferroni}",
+            "fwer",
+            "expected one of: holm, none",
+        ),
         (
             "{id: r, criterion: correct, baseline: 'version:v0', max_drop: 0.05, where: {stratum: a}}",
             "where",
@@ -295,14 +315,18 @@ def test_per_and_fwer_spelling_errors(
 
 
 def test_terminal_and_markdown_show_the_rows(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    project.write(cases=penguins(n_per=60, wrong={"Gentoo": 30}),
-                  rules="    - {id: per_species, criterion: correct, min: 0.8, per: expected.label}")
+    project.write(
+        cases=penguins(n_per=60, wrong={"Gentoo": 30}),
+        rules="    - {id: per_species, criterion: correct, min: 0.8, per: expected.label}",
+    )
     md = project.root / "s.md"
     capsys.readouterr()
     project.cli("gate", "--markdown", str(md))
     out = capsys.readouterr().out
     assert "per_species: Holm's step-down over the rows (fwer: holm)" in out
-    assert "  expected.label = Gentoo: FAIL 0.500 [0.342, 0.658] at 98.33%, n=60" in out  # scipy beta.ppf/isf(0.05/6, 30, 31)
+    assert (
+        "  expected.label = Gentoo: FAIL 0.500 [0.342, 0.658] at 98.33%, n=60" in out
+    )  # scipy beta.ppf/isf(0.05/6, 30, 31)
     text = md.read_text()
     assert "### Subsets and slices" in text
     assert "expected.label = Gentoo: FAIL 0.500 &#91;0.342, 0.658&#93; at 98.33%, n=60" in text
