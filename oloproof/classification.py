@@ -114,6 +114,7 @@ def _as_json(report: ClassReport, labels: list[Any], confidence: float) -> dict[
             "precision_defined": row.precision_defined,
             "precision_interval": interval_json(row.precision_interval),
             "recall": row.recall,
+            "recall_defined": row.recall_defined,
             "recall_interval": interval_json(row.recall_interval),
             "f1": row.f1,
             "f1_interval": interval_json(row.f1_interval),

@@ -54,7 +54,7 @@ def _table(info: dict[str, Any]) -> list[list[str]]:
             [
                 _label(row["label"]),
                 _cell(row["precision"], row["precision_interval"], row["precision_defined"]),
-                _cell(row["recall"], row["recall_interval"]),
+                _cell(row["recall"], row["recall_interval"], row.get("recall_defined", True)),
                 _cell(row["f1"], row["f1_interval"]),
                 str(row["support"]),
             ]

@@ -12,7 +12,8 @@ Intervals (docs/statistics.md, "Classification report"):
 - precision of class c: exact Clopper–Pearson on TP of the cases predicted c, conditional on how
   many were predicted c (exact given that number; the number itself is random);
 - F1 of class c: a seeded percentile bootstrap over cases, labelled approximate, shown only, never
-  gated. Resampling cases draws class c's four cells (TP, FP, FN, the rest) from the multinomial
+  gated; none when TP = 0 or FP + FN = 0 (every resample then gives the same F1, and a width-0
+  interval would claim a certainty the data do not give). Resampling cases draws class c's four cells (TP, FP, FN, the rest) from the multinomial
   with the observed cell shares, so the bootstrap is drawn from that multinomial directly (the same
   distribution, in O(B) per class rather than O(B n)).
 """
@@ -46,6 +47,7 @@ class ClassRow:
     recall: float
     f1: float
     precision_defined: bool
+    recall_defined: bool  # False for a class only predicted, never true (support 0): recall 0.0 by convention
     recall_interval: Interval | None  # None when the class has no case
     precision_interval: Interval | None  # None when nothing was predicted as the class
     f1_interval: Interval | None
@@ -145,6 +147,7 @@ def classification_report(
                 recall=tp / support if support else 0.0,
                 f1=float(_f1(np.array([tp], float), np.array([fp], float), np.array([fn], float))[0]),
                 precision_defined=called > 0,
+                recall_defined=support > 0,
                 recall_interval=clopper_pearson(tp, support, confidence=confidence, missing=missing)
                 if support
                 else None,
@@ -152,8 +155,8 @@ def classification_report(
                 f1_interval=f1_bootstrap(
                     tp, fp, fn, n, confidence=confidence, rng=rng, replicates=replicates, seed=seed
                 )
-                if support or called
-                else None,
+                if tp and fp + fn
+                else None,  # no TP or no error: every resample gives the same F1, a width-0 "interval"
             )
         )
     supports = np.array([row.support for row in rows], dtype=float)

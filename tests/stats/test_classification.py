@@ -116,3 +116,15 @@ def test_f1_bootstrap_is_seeded_labelled_approximate_and_roughly_covers() -> Non
         interval = f1_bootstrap(int(tp), int(fp), int(fn), 300, confidence=0.95, rng=rng, replicates=400)
         covered += interval.low <= true_f1 <= interval.high
     assert stats.binomtest(covered, reps, 0.95).pvalue > 0.001
+
+
+def test_undefined_values_are_flagged_and_degenerate_f1_gets_no_interval() -> None:
+    # Class 0 is only predicted (support 0), class 2 never predicted, class 1 perfect on its own cases.
+    truth = np.array([1, 1, 1, 2, 2])
+    predicted = np.array([1, 1, 1, 0, 0])
+    report = classification_report(truth, predicted, 3, confidence=0.95, seed=0, replicates=100)
+    only_predicted, perfect, never_predicted = report.rows
+    assert not only_predicted.recall_defined and only_predicted.recall_interval is None
+    assert not never_predicted.precision_defined and never_predicted.precision_interval is None
+    assert only_predicted.f1_interval is None and never_predicted.f1_interval is None  # TP = 0
+    assert perfect.f1 == 1.0 and perfect.f1_interval is None  # no FP or FN: every resample gives 1
