@@ -13,9 +13,9 @@ Intervals (docs/statistics.md, "Classification report"):
   many were predicted c (exact given that number; the number itself is random);
 - F1 of class c: a seeded percentile bootstrap over cases, labelled approximate, shown only, never
   gated; none when TP = 0 or FP + FN = 0 (every resample then gives the same F1, and a width-0
-  interval would claim a certainty the data do not give). Resampling cases draws class c's four cells (TP, FP, FN, the rest) from the multinomial
-  with the observed cell shares, so the bootstrap is drawn from that multinomial directly (the same
-  distribution, in O(B) per class rather than O(B n)).
+  interval would claim a certainty the data do not give). Resampling cases draws class c's four
+  cells (TP, FP, FN, the rest) from the multinomial with the observed cell shares, so the bootstrap
+  is drawn from that multinomial directly (the same distribution, in O(B) per class, not O(B n)).
 """
 
 from __future__ import annotations
