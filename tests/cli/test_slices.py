@@ -331,3 +331,57 @@ def test_terminal_and_markdown_show_the_rows(project: Project, capsys: pytest.Ca
     assert "### Subsets and slices" in text
     assert "expected.label = Gentoo: FAIL 0.500 &#91;0.342, 0.658&#93; at 98.33%, n=60" in text
     assert json.dumps("Gentoo") not in out  # labels are shown as text, not JSON-quoted
+
+
+def test_the_seeds_recipe_rule_refuses_where_rather_than_ignoring_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write(cases=penguins(n_per=5), extra="seeds: seeds.yaml\n")
+    (project.root / "seeds.yaml").write_text(
+        "recipe: r\ncheckpoints: {a: latest}\nrule: {id: x, criterion: correct, min: 0.5, where: {stratum: island0}}\n"
+    )
+    assert project.cli("gate") == ExitCode.USAGE
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("seeds.yaml:3: rule.where: where: is not supported on the recipe rule; write it in the policy")
+    )
+
+
+def test_a_score_criterion_is_sliced_with_the_betting_interval(project: Project) -> None:
+    cases = [
+        {"id": f"c{i}", "answer": 0.95 if i % 2 else 0.4, "stratum": f"s{i % 2}", "expected": {}} for i in range(120)
+    ]
+    project.write(
+        cases=cases,
+        system_args="--field quality",
+        evaluators="  - {type: score, field: quality}",
+        rules="    - {id: per, criterion: score, min: 0.6, per: stratum}",
+    )
+    code, data = report(project)
+    rows = _rows(data)
+    assert [(row["label"], row["verdict"]) for row in rows] == [("s0", "FAIL"), ("s1", "PASS")]
+    assert all(row["interval"]["method"].startswith("betting") and row["p_values"] is None for row in rows)
+    assert code == ExitCode.FAIL
+
+
+def test_a_grouped_set_is_sliced_with_the_clustered_interval(project: Project) -> None:
+    # Whatever measure decides the rule decides it on a slice: the betting interval for scores,
+    # the clustered (approximate) one for grouped cases.
+    cases = [
+        {
+            "id": f"c{i}",
+            "answer": 1,
+            "score": 0.9,
+            "stratum": f"s{i % 2}",
+            "group": f"g{i // 4}",
+            "expected": {"label": 1},
+        }
+        for i in range(80)
+    ]
+    project.write(cases=cases, rules="    - {id: per, criterion: correct, min: 0.5, per: stratum}")
+    _, data = report(project)
+    rows = _rows(data)
+    assert [row["n"] for row in rows] == [40, 40]
+    assert all(row["interval"]["method"].startswith("clustered") for row in rows)
+    assert data["rules"][0]["verdict"] == "MANUAL_REVIEW"  # approximate, not allowed by the policy
