@@ -385,3 +385,26 @@ def test_a_grouped_set_is_sliced_with_the_clustered_interval(project: Project) -
     assert [row["n"] for row in rows] == [40, 40]
     assert all(row["interval"]["method"].startswith("clustered") for row in rows)
     assert data["rules"][0]["verdict"] == "MANUAL_REVIEW"  # approximate, not allowed by the policy
+
+
+@pytest.mark.parametrize(
+    ("found", "verdict", "low"), [(210, "PASS", 0.9663386418094126), (205, "INSUFFICIENT_EVIDENCE", 0.9331546127294184)]
+)
+def test_breast_cancer_style_recall_on_the_malignant_class(
+    project: Project, found: int, verdict: str, low: float
+) -> None:
+    # As in scikit-learn's breast-cancer data: 212 malignant, 357 benign cases. The rule the issue
+    # asks for: recall on the malignant class >= 0.95. Bounds: scipy beta.ppf(0.025, found, 212 - found + 1).
+    cases = [
+        {"id": f"m{i}", "answer": "malignant" if i < found else "benign", "expected": {"label": "malignant"}}
+        for i in range(212)
+    ] + [{"id": f"b{i}", "answer": "benign", "expected": {"label": "benign"}} for i in range(357)]
+    project.write(
+        cases=cases,
+        rules="    - {id: recall_malignant, criterion: correct, min: 0.95, where: {expected.label: malignant}}",
+    )
+    _, data = report(project)
+    rule = data["rules"][0]
+    assert (rule["verdict"], rule["n"], rule["passes"]) == (verdict, 212, found)
+    assert rule["interval"]["low"] == pytest.approx(low, abs=1e-12)
+    assert rule["sentence"].startswith("On 212 of 569 cases where expected.label = malignant:")
