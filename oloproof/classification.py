@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from oloproof.evaluators.label_match import LabelMatch
+from oloproof.slices.select import json_safe
 from oloproof.stats.interval import interval_json
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _as_json(report: ClassReport, labels: list[Any], confidence: float) -> dict[
     k = len(labels)
     per_class = [
         {
-            "label": labels[row.index],
+            "label": json_safe(labels[row.index]),
             "support": row.support,
             "predicted": row.predicted,
             "tp": row.tp,
@@ -124,7 +125,7 @@ def _as_json(report: ClassReport, labels: list[Any], confidence: float) -> dict[
     matrix = None
     if k <= MATRIX_CLASSES:
         matrix = {
-            "labels": labels,
+            "labels": [json_safe(label) for label in labels],
             "rows": [[int(x) for x in report.matrix[i, :k]] for i in range(k)],
             "no_output": [int(report.matrix[i, k]) for i in range(k)],
         }

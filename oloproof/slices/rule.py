@@ -28,6 +28,7 @@ from oloproof.slices.select import (
     case_value,
     check_output_keys,
     describe,
+    json_safe,
     matches,
     slices_of,
     why_none,
@@ -71,7 +72,11 @@ def decide_sliced(
     prefix = ""
     if rule.where:
         text = describe(rule.where)
-        subset = {"where": {key: list(values) for key, values in rule.where}, "n": len(selected), "of": len(pool)}
+        subset = {
+            "where": {key: json_safe(list(values)) for key, values in rule.where},
+            "n": len(selected),
+            "of": len(pool),
+        }
         prefix = f"On {len(selected)} of {len(pool)} cases where {text}: "
         unanswered = _unanswered(rule, pool, outputs)
         if unanswered is not None:
@@ -222,7 +227,7 @@ def _row_json(piece: Slice, row: RuleResult, round_no: int, rule: Rule) -> dict[
         )
         p_values = {"pass": claim.pass_p, "fail": claim.fail_p}
     return {
-        "value": None if piece.value is MISSING else piece.value,
+        "value": None if piece.value is MISSING else json_safe(piece.value),
         "label": piece.label,
         "n": row.n,
         "passes": row.passes,

@@ -71,6 +71,18 @@ def shown(value: Any) -> str:
     return inert(text if len(text) <= 40 else text[:39] + "…")
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` for the JSON report: an integer beyond 64 bits (which the JSON writer refuses) as
+    its decimal text; everything else as it is."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, list):
+        return [json_safe(item) for item in value]
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    return value
+
+
 def _looks_typed(text: str) -> bool:
     """A string that would read as another JSON type ("1", "true", "null"): shown quoted."""
     try:

@@ -408,3 +408,19 @@ def test_breast_cancer_style_recall_on_the_malignant_class(
     assert (rule["verdict"], rule["n"], rule["passes"]) == (verdict, 212, found)
     assert rule["interval"]["low"] == pytest.approx(low, abs=1e-12)
     assert rule["sentence"].startswith("On 212 of 569 cases where expected.label = malignant:")
+
+
+def test_labels_beyond_64_bits_are_selected_exactly_and_reported(project: Project) -> None:
+    big = 2**64 + 1
+    cases = [{"id": f"c{i}", "answer": big if i % 2 else big - 1, "expected": {"label": big}} for i in range(40)]
+    project.write(
+        cases=cases,
+        rules=f"    - {{id: r, criterion: correct, min: 0.1, where: {{output.label: {big}}}}}\n"
+        "    - {id: p, criterion: correct, min: 0.1, per: expected.label}",
+    )
+    _, data = report(project)
+    where, per = data["rules"]
+    assert (where["n"], where["passes"]) == (20, 20)  # 2**64 is not 2**64 + 1
+    assert where["details"]["subset"]["where"] == {"output.label": [str(big)]}
+    assert [row["value"] for row in per["details"]["rows"]] == [str(big)]
+    assert data["criteria"]["correct"]["details"]["classification"]["matrix"]["labels"] == [str(big - 1), str(big)]
