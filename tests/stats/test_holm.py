@@ -136,3 +136,25 @@ def test_ten_rows_at_the_threshold_without_holm_err_about_one_minus_one_minus_al
     family = 1 - (1 - per_row) ** 10
     assert stats.binomtest(any_claim, reps, family).pvalue > 0.01
     assert any_claim / reps > 5 * alpha  # several times what one row promises
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 60), st.data())
+def test_a_min_rule_mirrors_a_max_rule_on_the_complement(n: int, data: st.DataObject) -> None:
+    # Passes x against min t is failures n - x against max 1 - t: the same two claims.
+    x = data.draw(st.integers(0, n))
+    t = data.draw(st.floats(0.05, 0.95))
+    at_min = row_p_values(x, n, threshold=t, kind="min")
+    at_max = row_p_values(n - x, n, threshold=1 - t, kind="max")
+    assert at_min.pass_p == pytest.approx(at_max.pass_p, rel=1e-9, abs=1e-300)
+    assert at_min.fail_p == pytest.approx(at_max.fail_p, rel=1e-9, abs=1e-300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12), st.floats(0.001, 0.2))
+def test_holm_rejects_a_subset_of_the_uncorrected_tests_and_a_superset_of_bonferroni(
+    ps: list[float], alpha: float
+) -> None:
+    holm = holm_reject(ps, alpha=alpha)
+    assert all(p <= alpha for p, rejected in zip(ps, holm, strict=True) if rejected)
+    assert all(rejected for p, rejected in zip(ps, holm, strict=True) if p * len(ps) <= alpha)
