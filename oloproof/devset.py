@@ -12,6 +12,7 @@ from oloproof.config import Release
 from oloproof.files import display_path
 from oloproof.holdout.cases import refuse_holdout_as_dev_set
 from oloproof.metamorphic.variants import check_declared_paths
+from oloproof.slices.select import check_rule_keys
 from oloproof.testset import TestSet, load_testset
 
 
@@ -19,6 +20,7 @@ def load_dev_testset(release: Release) -> TestSet:
     path = release.resolve(release.testset_path)
     testset = load_testset(path, display=display_path(path))
     refuse_holdout_as_dev_set(release, testset, path)  # the holdout is read only by `holdout run`, against its budget
+    check_rule_keys(release, testset)  # where:/per: keys exist before the system runs (oloproof.slices)
     for spec in release.metamorphic.transforms if release.metamorphic is not None else ():
         check_declared_paths(release, spec, testset)  # every declared transform, whether a rule reads it or not
     return testset

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.checks import GateCheck, GateContext
+from oloproof.classification import with_classification
 from oloproof.config import Release
 from oloproof.decide import decide_regression, decide_rule
 from oloproof.devset import load_dev_testset
@@ -33,6 +34,7 @@ from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
+from oloproof.slices.rule import decide_sliced
 from oloproof.store import utc_stamp
 from oloproof.testset import TestSet
 from oloproof.verdicts import Verdict, worst
@@ -149,6 +151,7 @@ def run_gate(
         variants=variants,
     )
     outcomes, problems = _evaluate(release, eval_ctx, record, invalidating)
+    outcomes = with_classification(release, testset, outputs, outcomes)  # label_match: per-class report
     decided: list[RuleResult] = []
     for rule in release.policy.rules:
         if rule.kind == "regression":
@@ -156,7 +159,16 @@ def run_gate(
                 _decide_regression(rule, outcomes[rule.criterion], eval_ctx, store, release, baselines[rule.id], record)
             )
         else:
-            decided.append(_decide(rule, outcomes[rule.criterion], release.policy, testset, checks))
+            decided.append(
+                decide_sliced(
+                    rule,
+                    outcomes[rule.criterion],
+                    release.policy,
+                    testset,
+                    outputs,
+                    decide=lambda r, o, p, t: _decide(r, o, p, t, checks),
+                )
+            )
     rules = tuple(decided)
     for check in checks.values():
         rules += tuple(invalidated(rule, invalidating) for rule in check.rule_results(ctx, rules))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from oloproof.measures.spec import MEASURE_KEYS, check_measure_rule
-from oloproof.schema import Document, Obj, Prop, Scalar, Seq
+from oloproof.schema import AnyOf, Document, MapOf, Obj, Prop, Scalar, Seq
 
 RULE = Obj(
     {
@@ -57,6 +57,22 @@ RULE = Obj(
         ),
         "description": Prop(Scalar("str"), doc="Free text shown beside the rule."),
         **MEASURE_KEYS,
+        # Rules over a subset of cases and per slice (issue 18 §1-2; oloproof.slices).
+        "where": Prop(
+            MapOf(AnyOf((Scalar("value"), Seq(Scalar("value"), min_items=1)))),
+            doc="Decide on the cases whose key equals the value (JSON equality; a list: any of them; several keys: "
+            "all of them). Keys: expected.KEY, output.KEY, stratum, group, id or an input key.",
+        ),
+        "per": Prop(
+            Scalar("str", nonempty=True),
+            doc="One verdict per value of this case key (stratum, group, expected.KEY or an input key); the rule's "
+            "verdict is the worst row.",
+        ),
+        "fwer": Prop(
+            Scalar("str", enum=("holm", "none")),
+            doc="With per: Holm's step-down over the rows (holm, the default) or each row at the policy's level "
+            "(none).",
+        ),
     },
     doc="One rule: exactly one of min, max, or baseline with max_drop.",
 )
@@ -165,6 +181,10 @@ class Rule:
     score: str | None = None
     field: str | None = None
     bound: float | None = None
+    # Issue 18 §1-2 (oloproof.slices): key path -> accepted values; the key ``per`` slices by; Holm or not.
+    where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    per: str | None = None
+    fwer: Literal["holm", "none"] = "holm"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +245,7 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         what = "none" if not kinds else ", ".join(kinds)
         raise doc.error(key_path, f"a rule needs exactly one of min, max, or baseline with max_drop; got {what}")
     kind: Literal["min", "max", "regression"] = "regression" if kinds[0] == "max_drop" else kinds[0]  # type: ignore[assignment]
+    where, per = _slicing(doc, raw, key_path, regression=kind == "regression")
     threshold = float(raw[kinds[0]])
     assert not math.isnan(threshold)
     check_measure_rule(doc, raw, key_path, kinds[0])
@@ -244,7 +265,42 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         score=raw["score"],
         field=raw["field"],
         bound=None if raw["bound"] is None else float(raw["bound"]),
+        where=where,
+        per=per,
+        fwer=raw["fwer"] or "holm",
     )
+
+
+def _slicing(
+    doc: Document, raw: dict[str, Any], key_path: str, *, regression: bool
+) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], str | None]:
+    """``where`` and ``per`` checked for their spelling; whether the keys exist is checked against
+    the test set (``oloproof.slices.check_rule_keys``), before the system runs."""
+    where_raw: dict[str, Any] = raw["where"] or {}
+    per: str | None = raw["per"]
+    for key in [*where_raw, *([per] if per is not None else [])]:
+        at = f"{key_path}.where.{key}" if key in where_raw else f"{key_path}.per"
+        if key.startswith(("expected.", "output.")) and not key.split(".", 1)[1]:
+            raise doc.error(at, f"'{key}' names no key: write {key}KEY (e.g. {key}label)")
+    if raw["where"] is not None and not where_raw:
+        raise doc.error(f"{key_path}.where", "where: needs at least one key (e.g. where: {expected.label: 1})")
+    if regression and (where_raw or per is not None):
+        which = "where" if where_raw else "per"
+        raise doc.error(
+            f"{key_path}.{which}",
+            f"{which}: is not supported on a baseline rule (max_drop) yet; use it on a min/max rule",
+        )
+    if per is not None and per.startswith("output."):
+        raise doc.error(
+            f"{key_path}.per",
+            "per: slices by what the case is (stratum, group, expected.KEY or an input key), not by the system's "
+            "output: a slice the system chooses is not a fixed population; use where: {output.KEY: VALUE} for "
+            "precision",
+        )
+    if raw["fwer"] is not None and per is None:
+        raise doc.error(f"{key_path}.fwer", "fwer: applies to the rows of per:; this rule has no per:")
+    where = tuple((key, tuple(value) if isinstance(value, list) else (value,)) for key, value in where_raw.items())
+    return where, per
 
 
 def _dig(data: dict[str, Any], dotted: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import yaml
 
 from oloproof.errors import ConfigError
 
-ScalarKind = Literal["str", "number", "int", "bool"]
+ScalarKind = Literal["str", "number", "int", "bool", "value"]  # value: any JSON scalar but null
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +209,8 @@ def _join(parent: str, key: str) -> str:
 
 
 def _kind_name(kind: ScalarKind) -> str:
-    return {"str": "a string", "number": "a number", "int": "an integer", "bool": "true or false"}[kind]
+    names = {"str": "a string", "number": "a number", "int": "an integer", "bool": "true or false"}
+    return names.get(kind, "a string, number or boolean")  # "value": any JSON scalar but null
 
 
 class _Validator:
@@ -317,9 +318,12 @@ class _Validator:
             or (want == "bool" and isinstance(value, bool))
             or (want == "int" and isinstance(value, int) and not isinstance(value, bool))
             or (want == "number" and isinstance(value, (int, float)) and not isinstance(value, bool))
+            or (want == "value" and isinstance(value, (str, int, float)))  # kept as typed: "1" is not 1
         )
         if not ok:
             raise self.fail(node, key_path, f"expected {_kind_name(want)}, got {_describe_node(node)}")
+        if want == "value" and isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(node, key_path, f"expected a finite number, got {value!r}")
         if want == "int" and not -INT_LIMIT < value < INT_LIMIT:
             raise self.fail(node, key_path, f"expected an integer of at most 63 bits, got {_cut(node.value)}")
         if want == "number":
@@ -427,7 +431,10 @@ def to_json_schema(schema: Node) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) equivalent of ``schema``, for editors."""
     if isinstance(schema, Scalar):
         out: dict[str, Any] = {
-            "type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}[schema.kind]
+            "type": {"str": "string", "number": "number", "int": "integer", "bool": "boolean"}.get(
+                schema.kind,
+                ["string", "number", "boolean"],  # "value"
+            )
         }
         for key, value in (
             ("minimum", schema.minimum),

@@ -135,4 +135,5 @@ REASONS: dict[str, str] = {
         "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness"
     ),
     "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
+    "no_selected_cases": "the rule's where: (or a per: row) selects no case, so there is no evidence either way",
 }

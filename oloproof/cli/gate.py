@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test per rule")
     parser.add_argument("--markdown", metavar="FILE", help="also write the Markdown summary the action posts")
     common.add_quiet(parser)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also print each label_match criterion's classification report"
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -47,5 +50,5 @@ def handle(args: argparse.Namespace) -> int:
         common.write_file(args.junit, junit.render(result))
     if args.markdown:
         common.write_file(args.markdown, markdown.render(result))
-    terminal.print_result(result, common.console())
+    terminal.print_result(result, common.console(), verbose=args.verbose)
     return int(result.verdict.exit_code)

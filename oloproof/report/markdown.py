@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oloproof.inert import inert, inert_lines
+from oloproof.report import classes, slices
 from oloproof.result import RuleResult, shared_caveats
 from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
@@ -388,6 +389,8 @@ def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> li
         _rules_block(result, severe_first=severe_first),
         _scores_note(result),
         _why_block(result),
+        Block(text=slices.markdown_block(result, esc, code), name="subsets and slices"),
+        Block(text=classes.markdown_block(result, esc, code), name="classification reports"),
         _regression_block(result),
         _run_block(result),
         *_checks_blocks(result),

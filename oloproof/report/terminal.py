@@ -9,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from oloproof.inert import inert, inert_lines
+from oloproof.report.classes import terminal_text as classes_text
+from oloproof.report.slices import terminal_lines
 from oloproof.result import GateResult, shared_caveats
 from oloproof.stats.caveats import JUDGE_GRADED
 from oloproof.store import short_digest as short_digest  # one shortening; renderers import it from here too
@@ -26,7 +28,7 @@ STYLE = {
 STDERR_LINES = 20  # of a failed system's stderr tail (the run keeps its last 4 KiB)
 
 
-def build(result: GateResult) -> Group:
+def build(result: GateResult, *, verbose: bool = False) -> Group:
     release, testset, run = result.release, result.testset, result.run
     parts: list[object] = []
     header = Text()
@@ -97,6 +99,8 @@ def build(result: GateResult) -> Group:
         parts.append(Text("* judge-graded paired interval: shown, never decides", style="dim"))
     for ids, text in shared_caveats(result.rules):
         parts.append(Text(f"caveat ({inert(', '.join(ids))}): {inert(text)}"))
+    if sliced := terminal_lines(result):  # where:/per: rules' subsets and rows
+        parts.append(Text("\n".join(sliced)))
 
     for report in result.checks:
         line = Text()
@@ -108,6 +112,8 @@ def build(result: GateResult) -> Group:
             line.append(f"\n  {inert(extra)}")
         parts.append(line)
 
+    if verbose and (classes := classes_text(result)):  # label_match criteria: per-class report (-v)
+        parts.append(Text(classes))
     metamorphic = metamorphic_lines(result)
     if metamorphic.plain:
         parts.append(metamorphic)
@@ -164,11 +170,11 @@ def cannot_tell(items: tuple[str, ...]) -> Text:
     return text
 
 
-def render(result: GateResult, *, width: int = 120) -> str:
+def render(result: GateResult, *, width: int = 120, verbose: bool = False) -> str:
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False)
-    console.print(build(result))
+    console.print(build(result, verbose=verbose))
     return console.export_text()
 
 
-def print_result(result: GateResult, console: Console) -> None:
-    console.print(build(result))
+def print_result(result: GateResult, console: Console, *, verbose: bool = False) -> None:
+    console.print(build(result, verbose=verbose))

@@ -116,6 +116,9 @@ def parse_seeds(doc: Document, prefix: str = "") -> SeedsSpec:
     rule = build_rule(doc, data["rule"], f"{dot}rule")
     if rule.kind == "regression":
         raise doc.error(f"{dot}rule", "the recipe rule takes min or max, not a baseline")
+    if rule.where or rule.per is not None:  # the crossed interval is over every case
+        which = "where" if rule.where else "per"
+        raise doc.error(f"{dot}rule.{which}", f"{which}: is not supported on the recipe rule; write it in the policy")
     checkpoints: list[CheckpointSpec] = []
     versions: dict[str, str] = {}
     for name, value in data["checkpoints"].items():
