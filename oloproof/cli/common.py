@@ -16,9 +16,17 @@ if TYPE_CHECKING:
     from oloproof.config import Release
 
 
+RELEASE_FILE = "release.yaml"
+
+
 def add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-c", "--config", default="release.yaml", metavar="FILE", help="release.yaml to read (default: %(default)s)"
+        "-c",
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="release.yaml to read (default: release.yaml here, or in the nearest folder above up to the "
+        "repository's root)",
     )
 
 
@@ -26,14 +34,41 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="also write the result as JSON (documented, versioned schema)")
 
 
-def add_quiet(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+def add_quiet(parser: argparse.ArgumentParser, *, verbose: bool = False) -> None:
+    """``-q`` (and, where a command has more to say, ``-v``)."""
+    if not verbose:
+        parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no heartbeat in logs")
+        return
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument(
+        "-q", "--quiet", action="store_true", help="say less: no table, only what is not a pass and the verdict"
+    )
+    loud.add_argument(
+        "-v", "--verbose", action="store_true", help="say more: every rule's sentence and method, passes included"
+    )
 
 
 def load(args: argparse.Namespace) -> Release:
     from oloproof.config import load_release  # lazy: start-up
 
+    if getattr(args, "config", None) is None:
+        args.config = find_release(Path.cwd())
     return load_release(args.config)
+
+
+def find_release(start: Path) -> str:
+    """The release.yaml a command reads when ``-c`` is not given: the one in ``start``, else the
+    nearest one in a folder above it, up to the root of the git repository ``start`` is in (never
+    beyond it, and not upward at all outside a repository: a release.yaml in someone's home folder
+    is not this project's). Returned as typed from ``start`` (``../release.yaml``); when none is
+    found, ``release.yaml``, which the loader then says is missing."""
+    folders = [start, *start.parents]
+    root = next((index for index, folder in enumerate(folders) if (folder / ".git").exists()), None)
+    for folder in folders[: 1 if root is None else root + 1]:
+        candidate = folder / RELEASE_FILE
+        if candidate.is_file():
+            return RELEASE_FILE if folder == start else os.path.relpath(candidate, start)
+    return RELEASE_FILE
 
 
 def interactive() -> bool:
@@ -56,12 +91,29 @@ def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     if stream is None:  # started with the stream closed
         return _Console(file=io.StringIO(), quiet=True, markup=False, emoji=False)
+    # --color beats NO_COLOR and FORCE_COLOR, which rich reads itself under "auto".
+    colour: dict[str, Any] = {}
+    if _colour == "never":
+        colour = {"no_color": True, "color_system": None}
+    elif _colour == "always":
+        colour = {"no_color": False, "force_terminal": True, "color_system": "standard"}
     # Logs and pipes get a wide, stable layout instead of rich's 80-column default, and lines are
     # never wrapped there: a wrap is a newline rich inserts, which would let text from a file (a case
     # id "::error::…") begin a line of a CI log, where a line that begins "::" is a workflow command.
     tty = stream.isatty()
     width = None if tty else int(os.environ.get("COLUMNS", "140") or 140)
-    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False, emoji=False)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width, markup=False, emoji=False, **colour)
+
+
+COLOURS = ("auto", "always", "never")
+_colour = "auto"  # --color, for the command being run (set by cli.main, reset after it)
+
+
+def set_colour(mode: str) -> str:
+    """Set ``--color`` for this command; returns the previous mode (``cli.main`` restores it)."""
+    global _colour
+    previous, _colour = _colour, mode
+    return previous
 
 
 def silence_stdout() -> None:
@@ -199,17 +251,26 @@ def _is_step_summary(path: str) -> bool:
     return summary is not None and same_file_as_path(path, summary)
 
 
-class BatchProgress:
-    """A rich progress bar over cases, shown only when interactive and not quiet."""
+HEARTBEAT_S = 30.0  # a line in a CI log this often while a system runs (OLOPROOF_HEARTBEAT_S)
 
-    def __init__(self, label: str, *, enabled: bool) -> None:
-        self.enabled = enabled
+
+class BatchProgress:
+    """How a long run shows it is alive: a rich progress bar for a person at a terminal; in a log
+    (CI, a pipe), a heartbeat line on stderr every ``HEARTBEAT_S`` seconds while the run lasts (a
+    log with no line for ten minutes looks like a hang); nothing with ``quiet``."""
+
+    def __init__(self, label: str, *, quiet: bool) -> None:
         self.label = label
+        self.bar = not quiet and interactive()
+        self.heartbeat = None if quiet or self.bar else _heartbeat_seconds()
         self._progress: Any = None
         self._task: Any = None
+        self._done = self._total = 0
+        self._stop: Any = None
+        self._thread: Any = None
 
     def __enter__(self) -> BatchProgress:
-        if self.enabled:
+        if self.bar:
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -223,12 +284,43 @@ class BatchProgress:
             )
             self._progress.__enter__()
             self._task = self._progress.add_task(self.label, total=None)
+        elif self.heartbeat is not None:
+            import threading  # lazy: start-up
+            import time  # lazy: start-up
+
+            self._stop = threading.Event()
+            started = time.monotonic()
+
+            def beat() -> None:
+                while not self._stop.wait(self.heartbeat):
+                    print(self.beat_line(time.monotonic() - started), file=sys.stderr, flush=True)
+
+            self._thread = threading.Thread(target=beat, name="oloproof-heartbeat", daemon=True)
+            self._thread.start()
         return self
 
+    def beat_line(self, elapsed: float) -> str:
+        minutes, seconds = divmod(int(elapsed), 60)
+        so_far = f"{self._done:,}/{self._total:,} cases answered, " if self._total else ""
+        return f"{self.label}: still working, {so_far}{minutes}m {seconds:02d}s"
+
     def __call__(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
         if self._progress is not None:
             self._progress.update(self._task, completed=done, total=total)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.__exit__(*exc)
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=5)
+
+
+def _heartbeat_seconds() -> float:
+    raw = os.environ.get("OLOPROOF_HEARTBEAT_S", "")
+    try:
+        value = float(raw) if raw else HEARTBEAT_S
+    except ValueError:
+        return HEARTBEAT_S
+    return value if 0.05 <= value <= 3600 else HEARTBEAT_S

@@ -25,10 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common.add_json(parser)
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, one test per rule")
     parser.add_argument("--markdown", metavar="FILE", help="also write the Markdown summary the action posts")
-    common.add_quiet(parser)
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="also print each label_match criterion's classification report"
-    )
+    common.add_quiet(parser, verbose=True)
     parser.set_defaults(handler=handle)
 
 
@@ -41,7 +38,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--rerun runs the system again; it cannot be combined with --run REF")
     release = common.load(args)
     common.check_outputs(args.json, args.junit, args.markdown, release=release)
-    with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
+    with common.BatchProgress("running system", quiet=args.quiet) as progress:
         result = run_gate(release, run_ref=args.run, rerun=args.rerun, quiet=args.quiet, on_batch=progress)
     # Reports first: whatever happens to the terminal, scripts get their files.
     if args.json:
@@ -50,5 +47,6 @@ def handle(args: argparse.Namespace) -> int:
         common.write_file(args.junit, junit.render(result))
     if args.markdown:
         common.write_file(args.markdown, markdown.render(result))
-    terminal.print_result(result, common.console(), verbose=args.verbose)
+    detail: terminal.Detail = "brief" if args.quiet else "full" if args.verbose else "normal"
+    terminal.print_result(result, common.console(), detail=detail)
     return int(result.verdict.exit_code)

@@ -198,7 +198,7 @@ def handle_run(args: argparse.Namespace) -> int:
     def waiting() -> None:
         print("waiting for another holdout read to finish (the reads log is locked)…", file=sys.stderr, flush=True)
 
-    with common.BatchProgress("scoring holdout", enabled=common.interactive() and not args.quiet) as progress:
+    with common.BatchProgress("scoring holdout", quiet=args.quiet) as progress:
         result = read_holdout(
             release,
             reason=args.reason,

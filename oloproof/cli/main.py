@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from oloproof import __version__
-from oloproof.cli.common import restore_stdout, silence_stdout
+from oloproof.cli.common import COLOURS, restore_stdout, set_colour, silence_stdout
 from oloproof.errors import ExitCode, OloproofError
 from oloproof.exits import run_guarded, where_raised
 from oloproof.inert import SafeLines, inert
@@ -25,6 +25,7 @@ from oloproof.inert import SafeLines, inert
 def _commands() -> list[ModuleType]:
     from oloproof.cli import (  # lazy: start-up
         compare,
+        completion,
         gap,
         gate,
         holdout,
@@ -37,7 +38,7 @@ def _commands() -> list[ModuleType]:
         seeds,
     )
 
-    return [gate, run, runs, compare, gap, leakage, metamorphic, seeds, holdout, init, schema]
+    return [gate, run, runs, compare, gap, leakage, metamorphic, seeds, holdout, init, schema, completion]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,11 +49,32 @@ def build_parser() -> argparse.ArgumentParser:
         "2 usage or configuration error, 70 internal error, 130 interrupted, 143 terminated.",
     )
     parser.add_argument("--version", action="version", version=f"oloproof {__version__}")
+    _add_colour(parser, default="auto")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _commands():
         module.register(sub)
+    _colour_everywhere(sub)  # `oloproof gate --color never` as well as `oloproof --color never gate`
+    parser.set_defaults(root_parser=parser)  # `oloproof completion` writes its script from this parser
     return parser
+
+
+def _colour_everywhere(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for command in sub.choices.values():
+        _add_colour(command, default=argparse.SUPPRESS)
+        for action in command._actions:  # argparse has no public walk of nested subcommands
+            if isinstance(action, argparse._SubParsersAction):
+                _colour_everywhere(action)
+
+
+def _add_colour(parser: argparse.ArgumentParser, *, default: str) -> None:
+    parser.add_argument(
+        "--color",
+        choices=COLOURS,
+        default=default,
+        help="colour in what is printed for people: auto (a terminal, unless NO_COLOR is set or FORCE_COLOR "
+        "asks for it), always, or never (default: auto)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oloproof: error: {held}: an argument cannot contain a NUL byte", file=sys.stderr)
         return int(ExitCode.USAGE)
     streams = sys.stdout, sys.stderr
+    colour = set_colour(args.color)
     # Every line printed for people passes ``safe_line``: none can act as a workflow command in CI.
     sys.stdout, sys.stderr = (stream if stream is None else SafeLines(stream) for stream in streams)
     try:
@@ -77,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if stream is not None:
                     stream.flush()
         sys.stdout, sys.stderr = streams
+        set_colour(colour)
 
 
 class _Stderr:

@@ -64,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
                 "--version names imported outputs (--outputs) or a --command; a run of system.command uses "
                 "system.version"
             )
-        with common.BatchProgress("running system", enabled=common.interactive() and not args.quiet) as progress:
+        with common.BatchProgress("running system", quiet=args.quiet) as progress:
             record, _ = execute(
                 release, testset, store, on_batch=progress, command=args.command, version=args.run_version
             )

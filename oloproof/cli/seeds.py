@@ -82,7 +82,7 @@ def handle(args: argparse.Namespace) -> int:
         )
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
-    with common.BatchProgress("running checkpoints", enabled=common.interactive() and not args.quiet) as progress:
+    with common.BatchProgress("running checkpoints", quiet=args.quiet) as progress:
         checkpoints = gather_checkpoints(spec, release, testset, store, rerun=args.rerun, on_batch=progress)
     result = decide_recipe(spec, release, policy, testset, store, checkpoints)
     leakage = gate_report(release, testset, release.base_dir)

@@ -222,12 +222,12 @@ _SCRIPT = r"""
     progress.textContent = (yes + no) + " / " + cases.length + " labelled ("
       + yes + " preserved, " + no + " changed meaning)";
   }
-  function focus(i) {
+  function focus(i, stay) {
     if (!cases.length) { return; }
     current = Math.max(0, Math.min(cases.length - 1, i));
     cases.forEach(function (c, k) { c.classList.toggle("current", k === current); });
     cases[current].focus({preventScroll: true});
-    cases[current].scrollIntoView({block: "center"});
+    if (!stay) { cases[current].scrollIntoView({block: "center"}); }
   }
   function label(i, value) {
     cases[i].setAttribute("data-label", value);
@@ -272,7 +272,9 @@ _SCRIPT = r"""
   });
   update();
   var first = cases.findIndex(function (c) { return !c.getAttribute("data-label"); });
-  focus(first < 0 ? 0 : first);
+  // The page opens at its instructions: the first case to label is marked, not scrolled to.
+  focus(first < 0 ? 0 : first, true);
+  window.scrollTo(0, 0);
 })();
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Literal
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -26,9 +27,13 @@ STYLE = {
 
 
 STDERR_LINES = 20  # of a failed system's stderr tail (the run keeps its last 4 KiB)
+Detail = Literal["brief", "normal", "full"]  # -q, default, -v
 
 
-def build(result: GateResult, *, verbose: bool = False) -> Group:
+def build(result: GateResult, *, width: int | None = None, detail: Detail = "normal") -> Group:
+    """The report for a terminal ``width`` columns wide (None: any). ``brief`` (``-q``) is the
+    first line, what is not a pass and the verdict; ``full`` (``-v``) adds every pass's sentence,
+    every rule's method and each label_match criterion's classification report."""
     release, testset, run = result.release, result.testset, result.run
     parts: list[object] = []
     header = Text()
@@ -51,6 +56,8 @@ def build(result: GateResult, *, verbose: bool = False) -> Group:
         header.append(f"\n  the system failed ({inert(run.failure)}); the last lines of its stderr:", style="yellow")
         for tail_line in inert_lines(run.stderr_tail)[-STDERR_LINES:]:
             header.append(f"\n  | {tail_line}")
+    if detail == "brief":
+        return Group(Text(header.plain.split("\n", 1)[0], style="bold"), *_brief(result))
     parts.append(header)
 
     table = Table(show_lines=False, header_style="bold")
@@ -91,7 +98,7 @@ def build(result: GateResult, *, verbose: bool = False) -> Group:
                 Text(report.verdict.value, style=STYLE[report.verdict]),
                 ", ".join(report.reasons),
             )
-    parts.append(table)
+    parts.append(table if width is None or fits(table, width) else plain_rows(table))
     marked = [rule.interval for rule in result.rules if rule.interval is not None and rule.interval.approximate]
     if any(not interval.method.startswith(JUDGE_GRADED) for interval in marked):
         parts.append(Text("* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
@@ -112,7 +119,7 @@ def build(result: GateResult, *, verbose: bool = False) -> Group:
             line.append(f"\n  {inert(extra)}")
         parts.append(line)
 
-    if verbose and (classes := classes_text(result)):  # label_match criteria: per-class report (-v)
+    if detail == "full" and (classes := classes_text(result)):  # label_match criteria: per-class report (-v)
         parts.append(Text(classes))
     metamorphic = metamorphic_lines(result)
     if metamorphic.plain:
@@ -120,10 +127,14 @@ def build(result: GateResult, *, verbose: bool = False) -> Group:
 
     notes = Text()
     for rule in result.rules:
-        if rule.verdict is Verdict.PASS and rule.kind != "regression":  # a guard's sentence names what regressed
+        shown = detail == "full" or rule.verdict is not Verdict.PASS or rule.kind == "regression"
+        if not shown:  # a pass's sentence repeats its row; a guard's names what regressed
             continue
         notes.append(f"{inert(rule.rule_id)}: ", style=STYLE[rule.verdict])
         notes.append(inert(rule.sentence) + "\n")
+        if detail == "full" and rule.interval is not None:
+            kind = "approximate" if rule.interval.approximate else "exact"
+            notes.append(f"  method: {inert(rule.interval.method)} ({kind})\n", style="dim")
     for problem in result.problems:
         notes.append("problem: ", style="yellow")
         notes.append(inert(problem) + "\n")
@@ -137,6 +148,59 @@ def build(result: GateResult, *, verbose: bool = False) -> Group:
     verdict.append(f"  (exit {int(result.verdict.exit_code)}; confidence {result.release.policy.confidence:g})")
     parts.append(verdict)
     return Group(*parts)  # type: ignore[arg-type]
+
+
+def fits(table: Table, width: int) -> bool:
+    """Whether ``table`` fits ``width`` columns without splitting a word: each column as wide as its
+    longest word (or header), plus rich's padding and borders (three per column and one)."""
+    need = 1
+    for column in table.columns:
+        texts = [str(column.header), *(cell.plain if isinstance(cell, Text) else str(cell) for cell in column.cells)]
+        need += 3 + max((len(word) for text in texts for word in text.split()), default=1)
+    return need <= width
+
+
+def plain_rows(table: Table) -> Text:
+    """The table as one line per row, ``header: value`` pairs, for a terminal too narrow for it: a
+    narrow terminal wraps these at spaces instead of cutting INSUFFICIENT_EVIDENCE into three."""
+    columns = [(column.header, list(column.cells)) for column in table.columns]
+    text = Text()
+    for row in range(table.row_count):
+        cells = [(str(header), cells[row]) for header, cells in columns]
+        verdict = next((cell for header, cell in cells if header == "verdict"), "")
+        text.append(verdict) if isinstance(verdict, Text) else text.append(str(verdict))
+        for header, cell in cells:
+            value = cell.plain if isinstance(cell, Text) else str(cell)
+            if header == "verdict" or value in ("", "-"):
+                continue
+            text.append(f" {value}" if header == "rule" else f"; {header} {value}")
+        text.append("\n")
+    text.rstrip()
+    return text
+
+
+def _brief(result: GateResult) -> list[Text]:
+    lines: list[Text] = []
+    for rule in result.rules:
+        if rule.verdict is Verdict.PASS:
+            continue
+        line = Text()
+        line.append(f"{rule.verdict.value} ", style=STYLE[rule.verdict])
+        line.append(f"{inert(rule.rule_id)}: {inert(rule.sentence)}")
+        lines.append(line)
+    for report in result.checks:
+        if report.verdict is not None and report.verdict is not Verdict.PASS:
+            line = Text()
+            line.append(f"{report.verdict.value} ", style=STYLE[report.verdict])
+            line.append(f"[{inert(report.name)}]: {inert(report.status)}")
+            lines.append(line)
+    passed = sum(rule.verdict is Verdict.PASS for rule in result.rules)
+    verdict = Text()
+    verdict.append("verdict: ", style="bold")
+    verdict.append(result.verdict.value, style=STYLE[result.verdict])
+    verdict.append(f"  (exit {int(result.verdict.exit_code)}; {passed} of {len(result.rules)} rules pass)")
+    lines.append(verdict)
+    return lines
 
 
 def metamorphic_lines(result: GateResult) -> Text:
@@ -170,11 +234,11 @@ def cannot_tell(items: tuple[str, ...]) -> Text:
     return text
 
 
-def render(result: GateResult, *, width: int = 120, verbose: bool = False) -> str:
+def render(result: GateResult, *, width: int = 120, detail: Detail = "normal") -> str:
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False)
-    console.print(build(result, verbose=verbose))
+    console.print(build(result, width=width, detail=detail))
     return console.export_text()
 
 
-def print_result(result: GateResult, console: Console, *, verbose: bool = False) -> None:
-    console.print(build(result, verbose=verbose))
+def print_result(result: GateResult, console: Console, *, detail: Detail = "normal") -> None:
+    console.print(build(result, width=console.width, detail=detail))

@@ -47,6 +47,7 @@ STEPS: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("rp", ("gate",), 1),  # the baseline rule-writer: FAIL (its README shows the table)
     (".", ("schema", "release", "-o", "release.schema.json"), 0),
     (".", ("schema", "policy"), 0),
+    (".", ("completion", "bash"), 0),
     (".", ("gate", "--config", "missing.yaml"), 2),
 )
 TIMEOUT_S = 300

@@ -192,3 +192,24 @@ def test_exporting_never_rebinds_a_label_nobody_looked_at_again(tmp_path: Path, 
         pass
     exported = [json.loads(line) for line in (downloads / "t.jsonl").read_text().splitlines()]
     assert exported == [{"id": "plain", "preserved": True, "digest": current_digests(config)["plain"]}]
+
+
+def test_the_page_opens_at_its_instructions(tmp_path: Path, browser: Browser) -> None:
+    """Issue 19, point 8: a long page opens at the top, where the instructions are, with the first
+    case still to label marked (not scrolled to); the first key takes the reader there."""
+    cases = [{"id": f"c{i:02d}", "text": f"a good film number {i}", "expected": {"label": 1}} for i in range(40)]
+    config = project(tmp_path, cases, field="text", perturb="{kind: word_swap, mapping: {good: fine}}")
+    release = load_release(config)
+    digests = transformed_cases(release, load_dev_testset(release), "t").pair_digests
+    done = [{"id": f"c{i:02d}", "preserved": True, "digest": digests[f"c{i:02d}"]} for i in range(30)]
+    write_cases(tmp_path / "labels" / "t.jsonl", done)
+    page = tmp_path / "labels.html"
+    assert main(["metamorphic", "label", "t", "-c", config, "-o", str(page)]) == 0
+    browser.open(page)
+    assert browser.js("window.scrollY") == 0
+    assert browser.js("document.querySelector('p.intro').getBoundingClientRect().bottom <= window.innerHeight")
+    assert browser.js("document.activeElement.dataset.id") == "c30"
+    assert browser.js("document.querySelector('section.case.current').dataset.id") == "c30"
+    browser.key("y")
+    assert browser.js("document.activeElement.dataset.id") == "c31"
+    assert browser.js("window.scrollY") > 0
