@@ -31,11 +31,17 @@ INPUTS: dict[str, str] = {
     "json-report": "oloproof-report.json",
     "outputs": "",
     "reuse": "baseline-only",
+    "mode": "gate",
+    "comment": "false",
+    "junit": "",
 }
 # ``reuse``: which stored runs may stand in for running a command. The released system is run
 # fresh by default, so a model its fingerprint cannot see (one loaded from a default path) is
 # never judged on an old run; ``all`` reuses its stored run too when the fingerprint matches.
 REUSE = ("baseline-only", "all")
+# ``mode``: ``gate`` runs the gate; ``publish`` (a ``workflow_run`` job of the fork-PR recipe) only
+# publishes the JSON report an untrusted job uploaded, on ``workflow_run.head_sha`` (``publish_only``).
+MODES = ("gate", "publish")
 MAX_REASON = 500
 
 
@@ -63,6 +69,9 @@ class Inputs:
     json_report: Path | None  # absolute, inside the workspace
     outputs: Path | None
     reuse: str = "baseline-only"  # one of REUSE
+    mode: str = "gate"  # one of MODES
+    comment: bool = False  # the sticky pull-request comment (prcomment)
+    junit: Path | None = None  # JUnit XML for test-report actions; absolute, inside the workspace
 
 
 def input_env_name(name: str) -> str:
@@ -130,6 +139,32 @@ def parse_reuse(text: str) -> str:
     return value
 
 
+def parse_mode(text: str) -> str:
+    value = text.strip().lower()
+    if value not in MODES:
+        raise ValueError(
+            f"mode: unknown value '{text.strip()}'{did_you_mean(value, MODES)}; choose gate (run the gate) or publish "
+            "(a workflow_run job that publishes the JSON report an earlier, untrusted job uploaded)"
+        )
+    return value
+
+
+def _publish_problems(values: Mapping[str, str], env: ActionEnv) -> list[str]:
+    """``mode: publish`` publishes a report and runs nothing: inputs that would run or read something are errors."""
+    problems: list[str] = []
+    if env.event_name != "workflow_run":
+        problems.append(
+            f"mode: publish runs only on workflow_run events (this is {env.event_name or 'an unknown event'}): it "
+            "publishes the report of the run that triggered it, on that run's commit (workflow_run.head_sha)"
+        )
+    if not values["json-report"].strip():
+        problems.append("mode: publish needs json-report: the path of the JSON report the gate job uploaded")
+    for name in ("read-holdout", "outputs", "junit"):
+        if values[name].strip() not in ("", INPUTS[name]):
+            problems.append(f"{name}: not used with mode: publish, which runs no gate (remove it)")
+    return problems
+
+
 def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
     if not relative.strip():
         raise ValueError(f"{name} is empty")
@@ -165,6 +200,15 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     fail_on = attempt(lambda: parse_fail_on(values["fail-on"]))
     read_holdout = attempt(lambda: parse_bool("read-holdout", values["read-holdout"]))
     reuse = attempt(lambda: parse_reuse(values["reuse"]))
+    mode = attempt(lambda: parse_mode(values["mode"]))
+    comment = attempt(lambda: parse_bool("comment", values["comment"]))
+    junit = None
+    if values["junit"].strip():
+        junit = attempt(lambda: _inside(workspace, base, values["junit"], "junit"))
+        if junit is not None and junit.is_dir():
+            problems.append(f"junit: '{values['junit']}' is a directory")
+    if mode == "publish":
+        problems.extend(_publish_problems(values, env))
     reason = " ".join(values["holdout-reason"].split())
     if len(reason) > MAX_REASON:
         problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
@@ -192,7 +236,7 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     if problems:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
-    assert reuse is not None
+    assert reuse is not None and mode is not None and comment is not None
     return Inputs(
         config=os.path.relpath(config, workdir),
         working_directory=workdir,
@@ -204,6 +248,9 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         json_report=json_report,
         outputs=outputs,
         reuse=reuse,
+        mode=mode,
+        comment=comment,
+        junit=junit,
     )
 
 

@@ -32,6 +32,7 @@ from typing import TextIO
 from oloproof import __version__
 from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
+from oloproof.action.publish_only import publish_report
 from oloproof.action.publish import internal_error, publish, report_error, report_input_error
 from oloproof.action.session import Session, chown_written
 from oloproof.action.trust import base_trust, pull_request_base, trust_report
@@ -122,6 +123,8 @@ def _run(session: Session, environ: MutableMapping[str, str], presenter: _Presen
         [ann.Annotation(level="warning", title="oloproof: event payload", message=problem) for problem in env.problems]
     )
     inputs = presenter.inputs = read_inputs(environ, env)
+    if inputs.mode == "publish":  # a workflow_run job: publish the untrusted job's report, run nothing
+        return publish_report(session, inputs)
     if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
         why = "could not add the workspace to git's safe.directory"
         session.annotate([ann.Annotation(level="warning", title="oloproof: git", message=why)])

@@ -38,7 +38,13 @@ def gh(action: ActionRun, fake_github: FakeGitHub) -> FakeGitHub:
 def test_pass_on_push_creates_a_successful_check_run(action: ActionRun, gh: FakeGitHub) -> None:
     result = action()
     assert result.code == 0
-    assert result.outputs == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
+    assert result.outputs == {
+        "verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json",
+        "rules-pass": "1", "rules-fail": "0", "rules-blocked": "0", "rules-insufficient-evidence": "0",
+        "rules-manual-review": "0", "failing-rules": "[]", "check-url": f"https://github.com/{REPOSITORY}/runs/4242",
+        "summary": "oloproof-report.md",
+    }
+    assert (action.workspace / "oloproof-report.md").read_text().startswith("## ✅ oloproof gate: PASS\n")
     assert result.summary.startswith("## ✅ oloproof gate: PASS\n")
     assert "This verdict does not fail the job" in result.summary
     assert result.annotations("error") == result.annotations("warning") == []
