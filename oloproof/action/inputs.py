@@ -207,8 +207,6 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         junit = attempt(lambda: _inside(workspace, base, values["junit"], "junit"))
         if junit is not None and junit.is_dir():
             problems.append(f"junit: '{values['junit']}' is a directory")
-    if mode == "publish":
-        problems.extend(_publish_problems(values, env))
     reason = " ".join(values["holdout-reason"].split())
     if len(reason) > MAX_REASON:
         problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
@@ -233,6 +231,10 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         outputs = attempt(lambda: _inside(workspace, base, values["outputs"], "outputs"))
         if outputs is not None and not outputs.is_file():
             problems.append(f"outputs: '{values['outputs']}' is not a file in the workspace")
+    if mode == "publish":
+        problems.extend(_publish_problems(values, env))
+        if json_report is not None:  # read as untrusted: the path as given, so a symlink on it is seen and refused
+            json_report = Path(os.path.normpath(base / values["json-report"].strip()))
     if problems:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None

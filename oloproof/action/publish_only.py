@@ -66,7 +66,7 @@ def publish_report(session: Session, inputs: Inputs) -> int:
         raise UsageError(f"mode: publish: {env.no_check_sha()}")
     assert inputs.json_report is not None  # inputs refuse mode: publish without it
     shown = session.repo_path(inputs.json_report) or str(inputs.json_report)
-    report, problems = read_untrusted_report(inputs.json_report, shown)
+    report, problems = read_untrusted_report(inputs.json_report, shown, within=env.workspace)
     session.say(f"oloproof: publishing the report {shown} of workflow run {run.get('id', '?')} on {head_sha[:12]}")
     said = banner(run, head_sha)
     if report is None:

@@ -149,8 +149,14 @@ def consistency(report: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def read_untrusted_report(path: Path, shown: str) -> tuple[dict[str, Any] | None, list[str]]:
-    """The report at ``path`` and the problems that keep it from being published (empty when none)."""
+def read_untrusted_report(path: Path, shown: str, *, within: Path) -> tuple[dict[str, Any] | None, list[str]]:
+    """The report at ``path`` (under ``within``, the workspace) and the problems that keep it from being
+    published (empty when none). No symlink anywhere on the path below ``within`` is followed."""
+    parent = path.parent
+    while parent != within and within in parent.parents:
+        if os.path.islink(parent):
+            return None, [f"{shown}: a directory on its path is a symlink (never followed)"]
+        parent = parent.parent
     try:
         info = os.lstat(path)
     except FileNotFoundError:

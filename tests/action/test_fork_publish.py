@@ -168,6 +168,14 @@ def test_a_symlinked_or_missing_report_is_refused(
     os.symlink(secret, artifact)
     result = publisher()
     assert result.code == 2 and "not a regular file" in result.summary
+    os.unlink(artifact)
+    artifact.parent.rmdir()
+    real = publisher.workspace / "real"
+    real.mkdir()
+    (real / "oloproof-report.json").write_text(secret.read_text())
+    os.symlink(real, artifact.parent)
+    result = publisher()
+    assert result.code == 2 and "a directory on its path is a symlink" in result.summary
 
 
 def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
