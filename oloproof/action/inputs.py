@@ -6,9 +6,10 @@ Paths must stay inside the workspace; the token is checked without ever being ec
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,31 @@ class Inputs:
     mode: str = "gate"  # one of MODES
     comment: bool = False  # the sticky pull-request comment (prcomment)
     junit: Path | None = None  # JUnit XML for test-report actions; absolute, inside the workspace
+
+
+COMPOSITE_INPUTS = "OLOPROOF_ACTION_INPUTS"  # python/action.yml: env OLOPROOF_ACTION_INPUTS: ${{ toJSON(inputs) }}
+COMPOSITE_ONLY = ("python",)  # inputs of python/action.yml that its own steps use, not the gate
+
+
+def expand_composite_inputs(environ: MutableMapping[str, str] | None = None) -> None:
+    """The composite action's inputs, handed over as one JSON object (a composite action gets no
+    ``INPUT_*`` variables), become ``INPUT_*`` variables, as the runner sets them for a Docker
+    action; the JSON value (it holds the token) leaves the environment. Not JSON: left as it is, so
+    the inputs check names the problem."""
+    environ = os.environ if environ is None else environ
+    raw = environ.pop(COMPOSITE_INPUTS, None)
+    if raw is None:
+        return
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        values = None
+    if not isinstance(values, dict):
+        environ["INPUT_" + COMPOSITE_INPUTS] = "not a JSON object"  # reported as an unknown input, exit 2
+        return
+    for name, value in values.items():
+        if name not in COMPOSITE_ONLY:
+            environ[input_env_name(str(name))] = "" if value is None else str(value)
 
 
 def input_env_name(name: str) -> str:
