@@ -56,7 +56,7 @@ def comment(
     if why_not is not None:
         return why_not
     if number is None:
-        return "no pull-request comment: this run belongs to no pull request (comment: true comments on pull requests only)"
+        return "no pull-request comment: this run belongs to no pull request (comment: true comments on pull requests)"
     if not inputs.github_token:
         return "no pull-request comment: github-token is empty"
     body = render_comment(

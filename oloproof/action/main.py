@@ -32,8 +32,8 @@ from typing import TextIO
 from oloproof import __version__
 from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
-from oloproof.action.publish_only import publish_report
 from oloproof.action.publish import internal_error, publish, report_error, report_input_error
+from oloproof.action.publish_only import publish_report
 from oloproof.action.session import Session, chown_written
 from oloproof.action.trust import base_trust, pull_request_base, trust_report
 from oloproof.checks import GateContext
@@ -141,10 +141,11 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
     release = load_release(inputs.config)
-    if inputs.json_report is not None:  # never over an input: refused before any work (exit 2)
-        report = inputs.json_report
+    written = [] if inputs.json_report is None else [inputs.json_report, inputs.json_report.with_suffix(".md")]
+    written += [] if inputs.junit is None else [inputs.junit]
+    if written:  # never over an input: refused before any work (exit 2)
         protected = release.input_files(session.environ)
-        check_report_paths([report, report.with_suffix(".md")], inputs=protected, within=session.env.workspace)
+        check_report_paths(written, inputs=protected, within=session.env.workspace)
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     store = RunStore(release.base_dir)

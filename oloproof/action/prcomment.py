@@ -77,7 +77,8 @@ def rules_table(report: Mapping[str, Any], *, budget: int) -> str:
     used = sum(len(row) + 1 for row in rows)
     rules = [rule for rule in report.get("rules", []) if isinstance(rule, dict)]
     for shown, rule in enumerate(rules):
-        interval = rule.get("interval") if isinstance(rule.get("interval"), dict) else {}
+        given = rule.get("interval")
+        interval: Mapping[str, Any] = given if isinstance(given, dict) else {}
         low, high = _number(interval.get("low")), _number(interval.get("high"))
         span = f"[{low}, {high}]" if low != "—" or high != "—" else "—"
         threshold = f"{safe(rule.get('kind', ''), 20)} {_number(rule.get('threshold'))}".strip()
@@ -100,7 +101,9 @@ def checks_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for check in report.get("checks", []):
         if isinstance(check, dict) and check.get("verdict") not in (None, "PASS"):
-            lines.append(f"- {safe(check.get('title', check.get('name', '?')), 60)}: {_badge(str(check.get('verdict')))}")
+            lines.append(
+                f"- {safe(check.get('title', check.get('name', '?')), 60)}: {_badge(str(check.get('verdict')))}"
+            )
     return lines[:20]
 
 

@@ -10,7 +10,7 @@ import sys
 import traceback
 
 from oloproof import __version__
-from oloproof.action import handoff
+from oloproof.action import handoff, pages
 from oloproof.action.checks_api import CheckRunRequest, ChecksClient, publish_check_run
 from oloproof.action.github import GitHubApiError, append_summary, write_outputs
 from oloproof.action.inputs import InputError, Inputs
@@ -68,6 +68,9 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
             full_report=session.repo_path(full_path),
         )
     append_summary(env, session.redact(summary))
+    written, skipped = pages.write_pages(session, result, str(inputs.working_directory))
+    if written or skipped:  # named in the summary for upload as an artifact
+        append_summary(env, session.redact(pages.pages_markdown(written, skipped)))
 
     extra = [ann.Annotation(level="notice", title="oloproof: check run", message=note) for note in notices]
     if said is not None:
@@ -82,6 +85,7 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
             "exit-code": str(gate_code),
             "report": (session.repo_path(report_path) or "") if report_path is not None else "",
             **handoff.report_outputs(report, check_url=check_url, summary=session.repo_path(full_path)),
+            "pages": "\n".join(written),
         },
     )
     fails = result.verdict in inputs.fail_on
@@ -212,8 +216,8 @@ def ci_hint(session: Session, exc: OloproofError) -> str:
     on_pr = session.env.pull_request is not None
     where = "the pull request's base commit" if on_pr else f"this checkout ({session.env.sha[:12] or 'its commit'})"
     return (
-        f"The run that '{ref}' names is not in .oloproof/runs/ of {where}. A CI job sees only the runs committed to the "
-        "repository: a run made on a laptop or in another job is missing until it is committed. Commit it where it "
+        f"The run that '{ref}' names is not in .oloproof/runs/ of {where}. A CI job sees only the runs committed to "
+        "the repository: a run made on a laptop or in another job is missing until it is committed. Commit it where it "
         "was made (git add .oloproof/runs/ && git commit; docs/action.md says what of .oloproof/ to commit), or make "
         "it in this workflow (an earlier step's outputs through the `outputs` input, or `oloproof run import`)"
         + (". On a pull request only runs on the base branch count: merge the run first." if on_pr else ".")

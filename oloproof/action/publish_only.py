@@ -47,10 +47,15 @@ def banner(run: Mapping[str, Any], head_sha: str) -> str:
     head_repo = run.get("head_repository")
     repo = head_repo.get("full_name") if isinstance(head_repo, dict) else None
     conclusion = run.get("conclusion")
-    link = f"[{safe(name or 'the triggering run', 80)}]({url})" if isinstance(url, str) and url.startswith("https://") else safe(name or "the triggering run", 80)
+    link = (
+        f"[{safe(name or 'the triggering run', 80)}]({url})"
+        if isinstance(url, str) and url.startswith("https://")
+        else safe(name or "the triggering run", 80)
+    )
     return (
         f"> **Untrusted report.** Produced by {link} (a `{safe(run.get('event') or '?', 40)}` run of "
-        f"{safe(repo or 'an unknown repository', 100)} on `{head_sha[:12]}`, which ended `{safe(conclusion or '?', 20)}`) "
+        f"{safe(repo or 'an unknown repository', 100)} on `{head_sha[:12]}`, "
+        f"which ended `{safe(conclusion or '?', 20)}`) "
         "and published here without running the gate. That job ran the pull request's code, under a workflow the "
         "pull request can edit, so this report may be forged: it was checked to be well-formed and consistent, "
         "not re-computed. A PASS is shown as neutral, never as success. The authoritative verdict is the gate "
@@ -106,7 +111,10 @@ def publish_report(session: Session, inputs: Inputs) -> int:
             if outcome.skipped is not None:
                 notices.append("no check run: " + outcome.skipped)
             else:
-                session.say(f"check run '{inputs.check_name}' created on {head_sha[:12]}" + (f": {check_url}" if check_url else ""))
+                session.say(
+                    f"check run '{inputs.check_name}' created on {head_sha[:12]}"
+                    + (f": {check_url}" if check_url else "")
+                )
             number = pr_for_workflow_run(client, run, head_sha) if inputs.comment else None
             note = handoff.comment(session, inputs, report, number=number, check_url=check_url, banner=said)
             if note is not None:

@@ -23,7 +23,6 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.action.conftest import HEAD_SHA, REPOSITORY, FakeGitHub, parse_outputs

@@ -42,7 +42,7 @@ def test_pass_on_push_creates_a_successful_check_run(action: ActionRun, gh: Fake
         "verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json",
         "rules-pass": "1", "rules-fail": "0", "rules-blocked": "0", "rules-insufficient-evidence": "0",
         "rules-manual-review": "0", "failing-rules": "[]", "check-url": f"https://github.com/{REPOSITORY}/runs/4242",
-        "summary": "oloproof-report.md",
+        "summary": "oloproof-report.md", "pages": "",
     }
     assert (action.workspace / "oloproof-report.md").read_text().startswith("## ✅ oloproof gate: PASS\n")
     assert result.summary.startswith("## ✅ oloproof gate: PASS\n")
@@ -272,14 +272,14 @@ def test_action_yml_declares_exactly_the_inputs_the_entrypoint_reads() -> None:
     composite = yaml.safe_load((Path(__file__).parents[2] / "python" / "action.yml").read_text())
     assert composite["runs"]["using"] == "composite"
     assert list(composite["inputs"]) == ["python", *INPUTS]
-    for name, default in INPUTS.items():
+    for name in INPUTS:
         assert str(composite["inputs"][name]["default"]) == str(meta["inputs"][name]["default"]), name
     assert set(composite["outputs"]) == OUTPUTS
     assert all(out["value"] == f"${{{{ steps.gate.outputs.{name} }}}}" for name, out in composite["outputs"].items())
 
 
 OUTPUTS = {
-    "verdict", "exit-code", "report", "check-url", "failing-rules", "summary",
+    "verdict", "exit-code", "report", "check-url", "failing-rules", "summary", "pages",
     "rules-pass", "rules-fail", "rules-blocked", "rules-insufficient-evidence", "rules-manual-review",
 }
 

@@ -67,7 +67,7 @@ def test_pin_points_action_yml_at_the_digest_and_nothing_else() -> None:
         "docker://ghcr.io/Octo/oloproof-action@sha256:" + "ab" * 32,  # registry names are lower case
         DIGEST + "\n  entrypoint: /bin/sh",
     ):
-        with pytest.raises(SystemExit, match="is not docker://ghcr.io"):
+        with pytest.raises(SystemExit, match=r"is not docker://ghcr\.io"):
             pin(text, bad)
 
 
@@ -87,7 +87,7 @@ def test_the_build_step_runs_here(tmp_path: Path) -> None:
 
     try:
         _engine()
-    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine skips, loudly
+    except Exception as exc:
         _skip_loudly(f"{type(exc).__name__}: {exc}")
     build = step("build")
     output = tmp_path / "output"
