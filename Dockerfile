@@ -9,7 +9,7 @@
 # it writes), no reliance on WORKDIR (the runner passes --workdir /github/workspace).
 
 # Three stages, so that a change to oloproof's own code rebuilds only its small layer:
-# `deps` (the pinned packages, stripped), `build` (oloproof from this tree), and the runtime.
+# `deps` (the pinned packages, trimmed), `build` (oloproof from this tree), and the runtime.
 
 FROM debian:bookworm-slim AS deps
 RUN apt-get update \

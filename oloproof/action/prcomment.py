@@ -131,7 +131,7 @@ def render_comment(
         tail.append("\n".join(checks))
     if links:
         tail.append("Details: " + " · ".join(links))
-    tail.append(f"<sub>oloproof · check `{safe(check_name, 100)}` · this comment is updated in place</sub>")
+    tail.append(f"<sub>oloproof · check {safe(check_name, 100)} · this comment is updated in place</sub>")
     fixed = "\n\n".join(head) + "\n\n" + "\n\n".join(tail)
     table = rules_table(report, budget=COMMENT_LIMIT - len(fixed) - 200)
     body = "\n\n".join([*head, table, *tail]) + "\n"

@@ -53,9 +53,9 @@ def banner(run: Mapping[str, Any], head_sha: str) -> str:
         else safe(name or "the triggering run", 80)
     )
     return (
-        f"> **Untrusted report.** Produced by {link} (a `{safe(run.get('event') or '?', 40)}` run of "
+        f"> **Untrusted report.** Produced by {link} (a {safe(run.get('event') or '?', 40)} run of "
         f"{safe(repo or 'an unknown repository', 100)} on `{head_sha[:12]}`, "
-        f"which ended `{safe(conclusion or '?', 20)}`) "
+        f"which ended {safe(conclusion or '?', 20)}) "
         "and published here without running the gate. That job ran the pull request's code, under a workflow the "
         "pull request can edit, so this report may be forged: it was checked to be well-formed and consistent, "
         "not re-computed. A PASS is shown as neutral, never as success. The authoritative verdict is the gate "

@@ -190,7 +190,7 @@ def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher
     assert result.code == 0
     body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
     assert body["conclusion"] == "neutral" and "not verified" in body["output"]["title"]
-    assert "which ended `success`" in body["output"]["summary"]
+    assert "which ended success)" in body["output"]["summary"]
 
 
 @pytest.mark.parametrize(
