@@ -229,3 +229,21 @@ def test_no_pr_with_that_head_means_no_comment(action: ActionRun, publisher: Act
     result = publisher(comment="true")
     assert result.code == 0 and fake_github.comments == {}
     assert any("belongs to no pull request" in line for line in result.annotations("notice"))
+
+
+def test_the_schema_accepts_every_report_the_gate_writes() -> None:
+    from oloproof.action.report_check import REPORT_SCHEMA, consistency, validate
+
+    gold = json.loads((Path(__file__).parents[1] / "report" / "gold" / "report.json").read_text())
+    assert validate(gold, REPORT_SCHEMA) == [] and consistency(gold) == []
+
+
+def test_a_deeply_nested_or_huge_report_is_refused_without_crashing(publisher: ActionRun) -> None:
+    hand_over(publisher, "[" * 100_000 + "]" * 100_000)
+    result = publisher()
+    assert result.code == 2 and "not UTF-8 JSON" in result.summary
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    with artifact.open("wb") as handle:
+        handle.truncate(21 * 1024 * 1024)
+    result = publisher()
+    assert result.code == 2 and "larger than 20 MiB" in result.summary
