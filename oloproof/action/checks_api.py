@@ -89,7 +89,7 @@ class ChecksClient:
             handlers.append(urllib.request.ProxyHandler({}))  # never route the loopback server via a proxy
         self._opener = urllib.request.build_opener(*handlers)
 
-    def _request(self, method: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _request(self, method: str, path: str, body: Mapping[str, Any] | None) -> Any:
         """One API call within one total deadline: ``timeout_s`` for the call, and no later than the
         client's ``deadline``. The socket timeout alone bounds each wait, not the call: a server that
         drips a byte a second would hold it forever; the call runs in a worker thread that is
@@ -112,11 +112,10 @@ class ChecksClient:
             raise GitHubApiError(None, f"{method} {path}: no complete answer within {allowed:.0f} s (abandoned)")
         if "error" in box:
             raise box["error"]
-        value: dict[str, Any] = box["value"]
-        return value
+        return box["value"]
 
-    def _send(self, method: str, path: str, body: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any]:
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    def _send(self, method: str, path: str, body: Mapping[str, Any] | None, *, timeout_s: float) -> Any:
+        data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         request = urllib.request.Request(
             f"{self.base}{path}",
             data=data,
@@ -155,16 +154,22 @@ class ChecksClient:
             parsed = json.loads(raw or b"{}")
         except ValueError:  # not JSON, or not UTF-8
             raise GitHubApiError(None, f"{method} {path}: the answer is not JSON") from None
-        return parsed if isinstance(parsed, dict) else {}
+        return parsed if isinstance(parsed, (dict, list)) else {}
+
+    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """Any REST call under this repository (``path`` starts after ``/repos/OWNER/NAME``): a dict or a list."""
+        return self._request(method, f"/repos/{self.repository}{path}", body)
 
     def _redact(self, text: str) -> str:
         return text.replace(self.token, "***") if self.token else text
 
     def create_check_run(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self._request("POST", f"/repos/{self.repository}/check-runs", body)
+        answer = self._request("POST", f"/repos/{self.repository}/check-runs", body)
+        return answer if isinstance(answer, dict) else {}
 
     def update_check_run(self, check_run_id: int, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self._request("PATCH", f"/repos/{self.repository}/check-runs/{check_run_id}", body)
+        answer = self._request("PATCH", f"/repos/{self.repository}/check-runs/{check_run_id}", body)
+        return answer if isinstance(answer, dict) else {}
 
 
 def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRunOutcome:

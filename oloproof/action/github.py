@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -37,6 +38,7 @@ PULL_REQUEST_EVENTS = frozenset(
 PR_LIKE_EVENTS = PULL_REQUEST_EVENTS | {"issue_comment"}
 # Events on which a holdout read may happen: the read log can be committed to the default branch.
 HOLDOUT_READ_EVENTS = ("release", "push", "workflow_dispatch", "schedule")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a commit id as the API takes it
 
 
 class GitHubApiError(Exception):
@@ -144,7 +146,22 @@ class ActionEnv:
             sha = _dig(self.event, "merge_group", "head_sha")
             if isinstance(sha, str) and sha:
                 return sha
+        if self.event_name == "workflow_run":  # GITHUB_SHA is the default branch's head, not the run's commit
+            sha = _dig(self.event, "workflow_run", "head_sha")
+            return sha if isinstance(sha, str) and _SHA.fullmatch(sha) else ""
         return self.sha
+
+    @property
+    def workflow_run(self) -> Mapping[str, Any] | None:
+        """The run that triggered a ``workflow_run`` event (its ``head_sha``, ``pull_requests``...)."""
+        run = self.event.get("workflow_run") if self.event_name == "workflow_run" else None
+        return run if isinstance(run, dict) else None
+
+    @property
+    def pr_number(self) -> int | None:
+        """The pull request of a pull-request event (never of a ``workflow_run``: see ``prcomment``)."""
+        number = (self.pull_request or {}).get("number")
+        return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
 
     def no_check_sha(self) -> str | None:
         """Why no commit can carry a check run for this run, or None when ``head_sha`` is the one."""
@@ -154,6 +171,11 @@ class ActionEnv:
             return (
                 f"this {self.event_name} run's event payload does not name the pull request's head commit "
                 "(pull_request.head.sha), and GITHUB_SHA is not that commit"
+            )
+        if self.event_name == "workflow_run":
+            return (
+                "this workflow_run event's payload does not name the triggering run's commit (workflow_run.head_sha), "
+                "and GITHUB_SHA is the default branch's head, not that commit"
             )
         return "the commit (GITHUB_SHA) is unknown"
 
@@ -283,6 +305,11 @@ def trust_workspace(env: ActionEnv, environ: Mapping[str, str]) -> bool:
     git = shutil.which("git", path=environ.get("PATH"))
     if not env.in_actions or git is None:
         return False
+    try:  # the composite action runs as the workspace's owner: git trusts it already, leave ~/.gitconfig alone
+        if env.workspace.stat().st_uid == os.geteuid():
+            return True
+    except OSError:
+        pass
     target = str(env.workspace)
     child_env = system_environment(environ)  # git never sees the token
     try:

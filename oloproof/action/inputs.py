@@ -6,9 +6,10 @@ Paths must stay inside the workspace; the token is checked without ever being ec
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,17 @@ INPUTS: dict[str, str] = {
     "json-report": "oloproof-report.json",
     "outputs": "",
     "reuse": "baseline-only",
+    "mode": "gate",
+    "comment": "false",
+    "junit": "",
 }
 # ``reuse``: which stored runs may stand in for running a command. The released system is run
 # fresh by default, so a model its fingerprint cannot see (one loaded from a default path) is
 # never judged on an old run; ``all`` reuses its stored run too when the fingerprint matches.
 REUSE = ("baseline-only", "all")
+# ``mode``: ``gate`` runs the gate; ``publish`` (a ``workflow_run`` job of the fork-PR recipe) only
+# publishes the JSON report an untrusted job uploaded, on ``workflow_run.head_sha`` (``publish_only``).
+MODES = ("gate", "publish")
 MAX_REASON = 500
 
 
@@ -63,6 +70,34 @@ class Inputs:
     json_report: Path | None  # absolute, inside the workspace
     outputs: Path | None
     reuse: str = "baseline-only"  # one of REUSE
+    mode: str = "gate"  # one of MODES
+    comment: bool = False  # the sticky pull-request comment (prcomment)
+    junit: Path | None = None  # JUnit XML for test-report actions; absolute, inside the workspace
+
+
+COMPOSITE_INPUTS = "OLOPROOF_ACTION_INPUTS"  # python/action.yml: env OLOPROOF_ACTION_INPUTS: ${{ toJSON(inputs) }}
+COMPOSITE_ONLY = ("python",)  # inputs of python/action.yml that its own steps use, not the gate
+
+
+def expand_composite_inputs(environ: MutableMapping[str, str] | None = None) -> None:
+    """The composite action's inputs, handed over as one JSON object (a composite action gets no
+    ``INPUT_*`` variables), become ``INPUT_*`` variables, as the runner sets them for a Docker
+    action; the JSON value (it holds the token) leaves the environment. Not JSON: left as it is, so
+    the inputs check names the problem."""
+    environ = os.environ if environ is None else environ
+    raw = environ.pop(COMPOSITE_INPUTS, None)
+    if raw is None:
+        return
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        values = None
+    if not isinstance(values, dict):
+        environ["INPUT_" + COMPOSITE_INPUTS] = "not a JSON object"  # reported as an unknown input, exit 2
+        return
+    for name, value in values.items():
+        if name not in COMPOSITE_ONLY:
+            environ[input_env_name(str(name))] = "" if value is None else str(value)
 
 
 def input_env_name(name: str) -> str:
@@ -130,6 +165,32 @@ def parse_reuse(text: str) -> str:
     return value
 
 
+def parse_mode(text: str) -> str:
+    value = text.strip().lower()
+    if value not in MODES:
+        raise ValueError(
+            f"mode: unknown value '{text.strip()}'{did_you_mean(value, MODES)}; choose gate (run the gate) or publish "
+            "(a workflow_run job that publishes the JSON report an earlier, untrusted job uploaded)"
+        )
+    return value
+
+
+def _publish_problems(values: Mapping[str, str], env: ActionEnv) -> list[str]:
+    """``mode: publish`` publishes a report and runs nothing: inputs that would run or read something are errors."""
+    problems: list[str] = []
+    if env.event_name != "workflow_run":
+        problems.append(
+            f"mode: publish runs only on workflow_run events (this is {env.event_name or 'an unknown event'}): it "
+            "publishes the report of the run that triggered it, on that run's commit (workflow_run.head_sha)"
+        )
+    if not values["json-report"].strip():
+        problems.append("mode: publish needs json-report: the path of the JSON report the gate job uploaded")
+    for name in ("read-holdout", "outputs", "junit"):
+        if values[name].strip() not in ("", INPUTS[name]):
+            problems.append(f"{name}: not used with mode: publish, which runs no gate (remove it)")
+    return problems
+
+
 def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
     if not relative.strip():
         raise ValueError(f"{name} is empty")
@@ -165,6 +226,13 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     fail_on = attempt(lambda: parse_fail_on(values["fail-on"]))
     read_holdout = attempt(lambda: parse_bool("read-holdout", values["read-holdout"]))
     reuse = attempt(lambda: parse_reuse(values["reuse"]))
+    mode = attempt(lambda: parse_mode(values["mode"]))
+    comment = attempt(lambda: parse_bool("comment", values["comment"]))
+    junit = None
+    if values["junit"].strip():
+        junit = attempt(lambda: _inside(workspace, base, values["junit"], "junit"))
+        if junit is not None and junit.is_dir():
+            problems.append(f"junit: '{values['junit']}' is a directory")
     reason = " ".join(values["holdout-reason"].split())
     if len(reason) > MAX_REASON:
         problems.append(f"holdout-reason: longer than {MAX_REASON} characters")
@@ -189,10 +257,14 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         outputs = attempt(lambda: _inside(workspace, base, values["outputs"], "outputs"))
         if outputs is not None and not outputs.is_file():
             problems.append(f"outputs: '{values['outputs']}' is not a file in the workspace")
+    if mode == "publish":
+        problems.extend(_publish_problems(values, env))
+        if json_report is not None:  # read as untrusted: the path as given, so a symlink on it is seen and refused
+            json_report = Path(os.path.normpath(base / values["json-report"].strip()))
     if problems:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None
-    assert reuse is not None
+    assert reuse is not None and mode is not None and comment is not None
     return Inputs(
         config=os.path.relpath(config, workdir),
         working_directory=workdir,
@@ -204,6 +276,9 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
         json_report=json_report,
         outputs=outputs,
         reuse=reuse,
+        mode=mode,
+        comment=comment,
+        junit=junit,
     )
 
 

@@ -33,6 +33,7 @@ from oloproof import __version__
 from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
 from oloproof.action.publish import internal_error, publish, report_error, report_input_error
+from oloproof.action.publish_only import publish_report
 from oloproof.action.session import Session, chown_written
 from oloproof.action.trust import base_trust, pull_request_base, trust_report
 from oloproof.checks import GateContext
@@ -123,6 +124,8 @@ def _run(session: Session, environ: MutableMapping[str, str], presenter: _Presen
         [ann.Annotation(level="warning", title="oloproof: event payload", message=problem) for problem in env.problems]
     )
     inputs = presenter.inputs = read_inputs(environ, env)
+    if inputs.mode == "publish":  # a workflow_run job: publish the untrusted job's report, run nothing
+        return publish_report(session, inputs)
     if not trust_workspace(env, environ) and env.in_actions and shutil.which("git", path=environ.get("PATH")):
         why = "could not add the workspace to git's safe.directory"
         session.annotate([ann.Annotation(level="warning", title="oloproof: git", message=why)])
@@ -139,10 +142,11 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
     release = load_release(inputs.config)
-    if inputs.json_report is not None:  # never over an input: refused before any work (exit 2)
-        report = inputs.json_report
+    written = [] if inputs.json_report is None else [inputs.json_report, inputs.json_report.with_suffix(".md")]
+    written += [] if inputs.junit is None else [inputs.junit]
+    if written:  # never over an input: refused before any work (exit 2)
         protected = release.input_files(session.environ)
-        check_report_paths([report, report.with_suffix(".md")], inputs=protected, within=session.env.workspace)
+        check_report_paths(written, inputs=protected, within=session.env.workspace)
     if reason is not None and release.holdout is None:
         raise ConfigError(release.path, None, "holdout", "read-holdout: true, but release.yaml declares no holdout")
     store = RunStore(release.base_dir)

@@ -4,10 +4,13 @@ same for a gate that could not run (an error annotation at its line, exit 2 or 7
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import traceback
 
 from oloproof import __version__
+from oloproof.action import handoff, pages
 from oloproof.action.checks_api import CheckRunRequest, ChecksClient, publish_check_run
 from oloproof.action.github import GitHubApiError, append_summary, write_outputs
 from oloproof.action.inputs import InputError, Inputs
@@ -15,13 +18,14 @@ from oloproof.action.session import Session
 from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError
 from oloproof.exits import where_raised
 from oloproof.report import annotations as ann
-from oloproof.report import jsonreport, markdown
+from oloproof.report import jsonreport, junit, markdown
 from oloproof.result import GateResult
 from oloproof.verdicts import Verdict
 
 ERROR_VERDICT = "ERROR"  # the `verdict` output when the gate could not run (exit-code 2 or 70)
 CHECK_SUMMARY_LIMIT = 60_000  # bytes; the Checks API takes 65535 characters
 UNLIMITED = 1 << 62
+SUMMARY_FILE = "oloproof-summary.md"  # the full summary's file when no JSON report is written
 
 
 def conclusion_of(verdict: Verdict, fail_on: frozenset[Verdict]) -> str:
@@ -34,26 +38,28 @@ def conclusion_of(verdict: Verdict, fail_on: frozenset[Verdict]) -> str:
 def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
     env = session.env
     report_path = inputs.json_report
+    report_text = jsonreport.render(result)
     if report_path is not None:
-        session.write(report_path, jsonreport.render(result))
+        session.write(report_path, report_text)
+    if inputs.junit is not None:
+        session.write(inputs.junit, junit.render(result))
+    report = json.loads(report_text)
     found = ann.collect(result, fail_on=inputs.fail_on, path_of=session.repo_path)
     notices: list[str] = []
 
-    check = check_run(session, inputs, result, found)
+    check, check_url = check_run(session, inputs, result, found)
     if check is not None:
         notices.append(check)
+    why_not = handoff.FORK_NO_COMMENT if env.is_fork_pr else None
+    said = handoff.comment(session, inputs, report, number=env.pr_number, check_url=check_url, why_not=why_not)
 
     full = markdown.render(result, fail_on=inputs.fail_on, notes=notices, limit=UNLIMITED)
+    # The full Markdown is always kept beside the JSON report (the `summary` output names it).
+    full_path = report_path.with_suffix(".md") if report_path is not None else inputs.working_directory / SUMMARY_FILE
+    session.write(full_path, full)
     summary = full
     if len(full.encode("utf-8")) > markdown.SUMMARY_LIMIT:
-        # Over GitHub's limit the summary would be dropped whole: keep the full text in a file
-        # beside the JSON report and publish a trimmed summary that names it.
-        full_path = (
-            report_path.with_suffix(".md")
-            if report_path is not None
-            else inputs.working_directory / "oloproof-summary.md"
-        )
-        session.write(full_path, full)
+        # Over GitHub's limit the summary would be dropped whole: publish a trimmed one that names the full file.
         summary = markdown.render(
             result,
             fail_on=inputs.fail_on,
@@ -62,8 +68,13 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
             full_report=session.repo_path(full_path),
         )
     append_summary(env, session.redact(summary))
+    written, skipped = pages.write_pages(session, result, str(inputs.working_directory))
+    if written or skipped:  # named in the summary for upload as an artifact
+        append_summary(env, session.redact(pages.pages_markdown(written, skipped)))
 
     extra = [ann.Annotation(level="notice", title="oloproof: check run", message=note) for note in notices]
+    if said is not None:
+        extra.append(ann.Annotation(level="notice", title="oloproof: comment", message=said))
     session.annotate([*found, *extra])
 
     gate_code = int(result.verdict.exit_code)
@@ -73,6 +84,8 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
             "verdict": result.verdict.value,
             "exit-code": str(gate_code),
             "report": (session.repo_path(report_path) or "") if report_path is not None else "",
+            **handoff.report_outputs(report, check_url=check_url, summary=session.repo_path(full_path)),
+            "pages": "\n".join(written),
         },
     )
     fails = result.verdict in inputs.fail_on
@@ -83,12 +96,14 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
     return gate_code if fails else 0
 
 
-def check_run(session: Session, inputs: Inputs, result: GateResult, found: list[ann.Annotation]) -> str | None:
-    """Create the check run; returns a notice sentence when none (or only part of one) was made."""
+def check_run(
+    session: Session, inputs: Inputs, result: GateResult, found: list[ann.Annotation]
+) -> tuple[str | None, str | None]:
+    """Create the check run: a notice sentence when none (or only part of one) was made, and its URL."""
     env = session.env
     blocked = no_check_run(session, inputs)
     if blocked is not None:
-        return blocked or None
+        return blocked or None, None
     passing = sum(1 for rule in result.rules if rule.verdict is Verdict.PASS)
     request = CheckRunRequest(
         name=inputs.check_name,
@@ -102,15 +117,15 @@ def check_run(session: Session, inputs: Inputs, result: GateResult, found: list[
     try:
         client = ChecksClient(env.api_url, inputs.github_token, env.repository, deadline=session.start_publishing())
     except GitHubApiError as exc:
-        return f"no check run: {exc.message}"
+        return f"no check run: {exc.message}", None
     outcome = publish_check_run(client, request)
     if outcome.skipped is not None:
-        return ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
+        return ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped, outcome.html_url
     session.say(
         f"check run '{inputs.check_name}' created on {env.head_sha[:12]}"
         + (f": {outcome.html_url}" if outcome.html_url else "")
     )
-    return None
+    return None, outcome.html_url
 
 
 def no_check_run(session: Session, inputs: Inputs) -> str | None:
@@ -157,7 +172,7 @@ def report_error(session: Session, inputs: Inputs | None, exc: OloproofError) ->
     append_summary(
         session.env,
         "## 🛑 oloproof gate: ERROR\n\nThe gate could not run, so nothing was decided:\n\n"
-        f"> {md(message)}\n\nFix the file or the input named above; `oloproof gate` reproduces this locally.\n",
+        f"> {md(message)}\n\n{md(ci_hint(session, exc))}\n",
     )
     error_outputs(session, exc.exit_code)
     blocked = "" if inputs is None else no_check_run(session, inputs)
@@ -186,6 +201,27 @@ def report_error(session: Session, inputs: Inputs | None, exc: OloproofError) ->
                 note = ("check run incomplete: " if outcome.created else "no check run: ") + outcome.skipped
     if note:
         session.annotate([ann.Annotation(level="notice", title="oloproof: check run", message=note)])
+
+
+REF_MISSING = re.compile(r"ref '(?P<ref>[^']*)': (no run|there are no|only \d+)")
+
+
+def ci_hint(session: Session, exc: OloproofError) -> str:
+    """What to do next, in the words of where the gate ran: a ref that names no stored run, on a CI
+    checkout, means a run that was never committed (or is not on the base branch of a pull request)."""
+    match = REF_MISSING.search(str(exc))
+    if not session.env.in_actions or match is None:
+        return "Fix the file or the input named above; `oloproof gate` reproduces this locally."
+    ref = match["ref"]
+    on_pr = session.env.pull_request is not None
+    where = "the pull request's base commit" if on_pr else f"this checkout ({session.env.sha[:12] or 'its commit'})"
+    return (
+        f"The run that '{ref}' names is not in .oloproof/runs/ of {where}. A CI job sees only the runs committed to "
+        "the repository: a run made on a laptop or in another job is missing until it is committed. Commit it where it "
+        "was made (git add .oloproof/runs/ && git commit; docs/action.md says what of .oloproof/ to commit), or make "
+        "it in this workflow (an earlier step's outputs through the `outputs` input, or `oloproof run import`)"
+        + (". On a pull request only runs on the base branch count: merge the run first." if on_pr else ".")
+    )
 
 
 def internal_error(session: Session, exc: BaseException) -> None:

@@ -47,12 +47,60 @@ class FakeGitHub:
     raw_reply: bytes | None = None  # sent as it is instead of an HTTP answer (a broken server or proxy)
     drip_s: float | None = None  # send the answer one byte every drip_s seconds (a server that never finishes)
     url: str = ""
+    # Issue comments (id -> comment, with "issue" = the PR number) and open pull requests (GET /pulls).
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)
+    pulls: list[dict[str, Any]] = field(default_factory=list)
+    after_comment_created: Any = None  # called with the fake after a POST .../comments (to stage a race)
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any]]:
+    def add_comment(self, issue: int, body: str, *, bot: bool = True, login: str = "github-actions[bot]") -> int:
+        comment_id = 1000 + len(self.comments) + sum(1 for r in self.requests if r.method == "POST")
+        self.comments[comment_id] = {
+            "id": comment_id, "issue": issue, "body": body,
+            "user": {"login": login if bot else "mallory", "type": "Bot" if bot else "User"},
+            "html_url": f"https://github.com/{REPOSITORY}/pull/{issue}#issuecomment-{comment_id}",
+        }
+        return comment_id
+
+    def comments_on(self, issue: int) -> list[dict[str, Any]]:
+        return [c for _, c in sorted(self.comments.items()) if c["issue"] == issue]
+
+    def _issues(self, method: str, path: str, body: Any) -> tuple[int, Any] | None:
+        import re
+        from urllib.parse import parse_qs, urlsplit
+
+        parts = urlsplit(path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        listed = re.fullmatch(rf"/repos/{REPOSITORY}/issues/(\d+)/comments", parts.path)
+        one = re.fullmatch(rf"/repos/{REPOSITORY}/issues/comments/(\d+)", parts.path)
+        if listed and method == "GET":
+            page, per = int(query.get("page", 1)), int(query.get("per_page", 30))
+            return 200, self.comments_on(int(listed[1]))[(page - 1) * per : page * per]
+        if listed and method == "POST":
+            new = self.add_comment(int(listed[1]), body["body"])
+            if self.after_comment_created is not None:
+                self.after_comment_created(self)
+            return 201, self.comments[new]
+        if one and method == "PATCH":
+            comment = self.comments.get(int(one[1]))
+            if comment is None:
+                return 404, {"message": "Not Found"}
+            comment["body"] = body["body"]
+            return 200, comment
+        if one and method == "DELETE":
+            return (204, None) if self.comments.pop(int(one[1]), None) is not None else (404, {"message": "Not Found"})
+        if parts.path == f"/repos/{REPOSITORY}/pulls" and method == "GET":
+            head = query.get("head")
+            return 200, [pr for pr in self.pulls if head is None or pr["head"]["label"] == head]
+        return None
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         number = len(self.requests)
         self.requests.append(Recorded(method, path, headers, body))
         if self.fail_with is not None and (self.fail_after is None or number >= self.fail_after):
             return self.fail_with, {"message": self.fail_message, "documentation_url": "https://docs.github.com/rest"}
+        answered = self._issues(method, path, body)
+        if answered is not None:
+            return answered
         if method == "POST" and path == f"/repos/{REPOSITORY}/check-runs":
             return 201, {"id": 4242, "html_url": f"https://github.com/{REPOSITORY}/runs/4242", "name": body.get("name")}
         if method == "PATCH" and path == f"/repos/{REPOSITORY}/check-runs/4242":
@@ -74,6 +122,10 @@ def fake_github() -> Iterator[FakeGitHub]:
                 self.wfile.write(fake.raw_reply)
                 self.close_connection = True
                 return
+            if status == 204:
+                self.send_response(204)
+                self.end_headers()
+                return
             data = json.dumps(answer).encode()
             if fake.drip_s is not None:
                 head = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -92,7 +144,7 @@ def fake_github() -> Iterator[FakeGitHub]:
             self.end_headers()
             self.wfile.write(data)
 
-        do_POST = do_PATCH = do_GET = _serve
+        do_POST = do_PATCH = do_GET = do_DELETE = _serve
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -161,7 +161,7 @@ def test_pass_on_the_example_with_a_check_run(client: Any, image: Any, tmp_path:
         api_url=fake_github.url,
     )
     assert run.code == 0, run.logs
-    assert run.outputs == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
+    assert {k: run.outputs[k] for k in ("verdict", "exit-code", "report")} == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
     assert run.summary.startswith("## ✅ oloproof gate: PASS\n")
     assert "| <code>accurate</code> | <code>correct</code> | 0.903 | [0.867, 0.932]" in run.summary
     assert not [line for line in run.logs.splitlines() if line.startswith(("::error", "::warning"))]
@@ -185,7 +185,8 @@ def test_fail_in_a_working_directory_annotates_the_policy_line(client: Any, imag
         {"working-directory": "models/loan", "fail-on": "FAIL", "github-token": "", "json-report": "reports/gate.json"},
     )
     assert run.code == 1, run.logs
-    assert run.outputs == {"verdict": "FAIL", "exit-code": "1", "report": "models/loan/reports/gate.json"}
+    assert {k: run.outputs[k] for k in ("verdict", "exit-code", "report")} == {"verdict": "FAIL", "exit-code": "1", "report": "models/loan/reports/gate.json"}
+    assert run.outputs["failing-rules"] != "[]" and run.outputs["summary"] == "models/loan/reports/gate.md"
     errors = [line for line in run.logs.splitlines() if line.startswith("::error")]
     assert len(errors) == 1
     assert errors[0].startswith(f"::error file=models/loan/policy.yaml,line={line},title=oloproof%3A rule accurate is FAIL::correct is 0.903")

@@ -38,7 +38,13 @@ def gh(action: ActionRun, fake_github: FakeGitHub) -> FakeGitHub:
 def test_pass_on_push_creates_a_successful_check_run(action: ActionRun, gh: FakeGitHub) -> None:
     result = action()
     assert result.code == 0
-    assert result.outputs == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
+    assert result.outputs == {
+        "verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json",
+        "rules-pass": "1", "rules-fail": "0", "rules-blocked": "0", "rules-insufficient-evidence": "0",
+        "rules-manual-review": "0", "failing-rules": "[]", "check-url": f"https://github.com/{REPOSITORY}/runs/4242",
+        "summary": "oloproof-report.md", "pages": "",
+    }
+    assert (action.workspace / "oloproof-report.md").read_text().startswith("## ✅ oloproof gate: PASS\n")
     assert result.summary.startswith("## ✅ oloproof gate: PASS\n")
     assert "This verdict does not fail the job" in result.summary
     assert result.annotations("error") == result.annotations("warning") == []
@@ -260,8 +266,22 @@ def test_action_yml_declares_exactly_the_inputs_the_entrypoint_reads() -> None:
         expected = "${{ github.token }}" if name == "github-token" else default
         assert str(meta["inputs"][name]["default"]) == expected, name
         assert meta["inputs"][name]["description"]
-    assert set(meta["outputs"]) == {"verdict", "exit-code", "report"}
+    assert set(meta["outputs"]) == OUTPUTS
     assert meta["branding"]["icon"] and meta["branding"]["color"]
+    # The composite variant declares the same inputs (and `python`) and the same outputs.
+    composite = yaml.safe_load((Path(__file__).parents[2] / "python" / "action.yml").read_text())
+    assert composite["runs"]["using"] == "composite"
+    assert list(composite["inputs"]) == ["python", *INPUTS]
+    for name in INPUTS:
+        assert str(composite["inputs"][name]["default"]) == str(meta["inputs"][name]["default"]), name
+    assert set(composite["outputs"]) == OUTPUTS
+    assert all(out["value"] == f"${{{{ steps.gate.outputs.{name} }}}}" for name, out in composite["outputs"].items())
+
+
+OUTPUTS = {
+    "verdict", "exit-code", "report", "check-url", "failing-rules", "summary", "pages",
+    "rules-pass", "rules-fail", "rules-blocked", "rules-insufficient-evidence", "rules-manual-review",
+}
 
 
 # ---------------------------------------------------------------- paths, files, the log
@@ -345,8 +365,14 @@ def test_files_written_to_the_workspace_are_given_to_its_owner(action: ActionRun
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_workspace_is_trusted_by_git_before_any_git_call(action: ActionRun) -> None:
-    action(**{"github-token": ""})
     env = {"HOME": str(action.tmp / "home"), "PATH": os.environ["PATH"]}
+    action(**{"github-token": ""})  # the workspace is this user's (the composite action): git trusts it already
+    listed = subprocess.run(["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True)
+    assert listed.stdout.splitlines() == []
+    if os.geteuid() != 0:
+        return
+    os.chown(action.workspace, 1001, 1001)  # the Docker action: root in the container, the runner's uid outside
+    action(**{"github-token": ""})
     listed = subprocess.run(["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True)
     assert listed.stdout.splitlines() == [str(action.workspace)]
     action(**{"github-token": ""})  # idempotent: not added twice

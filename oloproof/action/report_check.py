@@ -1,0 +1,185 @@
+"""A JSON report (``oloproof.gate/1``) read as untrusted input: the publish-only mode's reader.
+
+The report comes from a job a pull request controls (a fork's code ran it, and the pull request can
+edit the workflow that ran it), so it is read like any hostile file: a regular file (no symlink), at
+most ``MAX_REPORT_BYTES``, UTF-8 JSON, valid against ``REPORT_SCHEMA`` (the part of the report's
+schema that is published: verdict, exit code, rules, checks, system), and consistent: its verdict
+is at least as severe as every rule and check it lists, and its exit code is its verdict's. A
+report that fails any of this is not published as a verdict at all.
+
+``REPORT_SCHEMA`` is JSON Schema (draft 2020-12, the subset ``validate`` implements: type, const,
+enum, required, properties, items, maxItems, maxLength, minimum); fields are only added within a
+schema version, so unknown keys are allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from oloproof.result import GATE_SCHEMA
+from oloproof.verdicts import Verdict, worst
+
+MAX_REPORT_BYTES = 20 * 1024 * 1024
+_VERDICTS = [verdict.value for verdict in Verdict]
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_TEXT = {"type": "string", "maxLength": 10_000}
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "oloproof gate report (the part the publish-only mode reads)",
+    "type": "object",
+    "required": ["schema", "verdict", "exit_code", "rules", "checks", "system", "checker"],
+    "properties": {
+        "schema": {"const": GATE_SCHEMA},
+        "verdict": {"enum": _VERDICTS},
+        "exit_code": {"type": "integer", "minimum": 0},
+        "generated_at": _TEXT,
+        "checker": {"type": "object", "required": ["version"], "properties": {"version": _TEXT}},
+        "system": {"type": "object", "required": ["version"], "properties": {"version": _TEXT}},
+        "rules": {
+            "type": "array",
+            "maxItems": 5_000,
+            "items": {
+                "type": "object",
+                "required": ["id", "verdict", "kind", "threshold", "estimate", "interval"],
+                "properties": {
+                    "id": {"type": "string", "maxLength": 500},
+                    "verdict": {"enum": _VERDICTS},
+                    "kind": {"type": "string", "maxLength": 100},
+                    "threshold": _NUMBER_OR_NULL,
+                    "estimate": _NUMBER_OR_NULL,
+                    "interval": {
+                        "type": ["object", "null"],
+                        "required": ["low", "high"],
+                        "properties": {"low": _NUMBER_OR_NULL, "high": _NUMBER_OR_NULL},
+                    },
+                    "sentence": _TEXT,
+                },
+            },
+        },
+        "checks": {
+            "type": "array",
+            "maxItems": 1_000,
+            "items": {
+                "type": "object",
+                "required": ["name", "title", "verdict"],
+                "properties": {
+                    "name": {"type": "string", "maxLength": 200},
+                    "title": {"type": "string", "maxLength": 500},
+                    "verdict": {"enum": [*_VERDICTS, None]},
+                },
+            },
+        },
+    },
+}
+
+_TYPES: dict[str, Any] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, _TYPES[kind])
+
+
+def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
+    """Every way ``value`` breaks ``schema`` (the subset above), each with its JSON path."""
+    problems: list[str] = []
+    if "const" in schema and value != schema["const"]:
+        return [f"{path}: must be {json.dumps(schema['const'])}"]
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join("null" if item is None else str(item) for item in schema["enum"])
+        return [f"{path}: must be one of {allowed}"]
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_is(value, kind) for kind in kinds):
+            return [f"{path}: must be {' or '.join(kinds)}"]
+    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
+        problems.append(f"{path}: longer than {schema['maxLength']} characters")
+    if _is(value, "number") and "minimum" in schema and value < schema["minimum"]:
+        problems.append(f"{path}: below {schema['minimum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                problems.append(f"{path}: '{key}' is missing")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                problems.extend(validate(value[key], sub, f"{path}.{key}"))
+    if isinstance(value, list):
+        if len(value) > schema.get("maxItems", len(value)):
+            return [f"{path}: more than {schema['maxItems']} items"]
+        items = schema.get("items")
+        if items is not None:
+            for index, item in enumerate(value):
+                problems.extend(validate(item, items, f"{path}[{index}]"))
+                if len(problems) > 20:
+                    return problems
+    return problems
+
+
+def consistency(report: Mapping[str, Any]) -> list[str]:
+    """What a valid report claims beyond what it lists: a verdict milder than a rule or check, or a
+    mismatched exit code."""
+    verdict = Verdict(report["verdict"])
+    problems: list[str] = []
+    if report["exit_code"] != int(verdict.exit_code):
+        problems.append(f"$.exit_code: {report['exit_code']} is not the exit code of {verdict.value}")
+    listed = [Verdict(rule["verdict"]) for rule in report["rules"]]
+    listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
+    harsher = worst(listed)
+    if harsher.severity > verdict.severity:
+        problems.append(
+            f"$.verdict: the report says {verdict.value}, but it lists a {harsher.value} rule or check; "
+            "the gate's verdict is never milder than what it lists"
+        )
+    return problems
+
+
+def read_untrusted_report(path: Path, shown: str, *, within: Path) -> tuple[dict[str, Any] | None, list[str]]:
+    """The report at ``path`` (under ``within``, the workspace) and the problems that keep it from being
+    published (empty when none). No symlink anywhere on the path below ``within`` is followed."""
+    parent = path.parent
+    while parent != within and within in parent.parents:
+        if os.path.islink(parent):
+            return None, [f"{shown}: a directory on its path is a symlink (never followed)"]
+        parent = parent.parent
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None, [f"{shown}: no such file (did the gate job upload it, and this job download it?)"]
+    except OSError as exc:
+        return None, [f"{shown}: cannot be read ({exc.strerror})"]
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        return None, [f"{shown}: not a regular file (a symlink or a special file is never read)"]
+    if info.st_size > MAX_REPORT_BYTES:
+        return None, [f"{shown}: larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB"]
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(MAX_REPORT_BYTES + 1)
+        report = json.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        return None, [f"{shown}: cannot be read ({exc.strerror})"]
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None, [f"{shown}: not UTF-8 JSON"]
+    problems = validate(report, REPORT_SCHEMA)
+    if problems:
+        return None, [f"{shown}: {problem}" for problem in problems[:20]]
+    problems = consistency(report)
+    if problems:
+        return None, [f"{shown}: {problem}" for problem in problems]
+    return report, []

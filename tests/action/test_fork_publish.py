@@ -1,0 +1,249 @@
+"""The fork-PR recipe end to end, with faked payloads: the untrusted ``pull_request`` job gates and
+writes its JSON report (the artifact); a ``workflow_run`` job with ``mode: publish`` publishes it on
+``workflow_run.head_sha`` without running the gate, and never lets the report claim more than it says."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.action.conftest import HEAD_SHA, REPOSITORY, SHA, ActionRun, FakeGitHub
+from tests.conftest import Project, labelled_cases
+
+RUN_HTML = f"https://github.com/{REPOSITORY}/actions/runs/555"
+
+
+def workflow_run_event(*, pull_requests: list[dict[str, Any]] | None = None, conclusion: str = "success") -> dict[str, Any]:
+    """What GitHub sends a workflow_run job: for a fork's PR, pull_requests is empty."""
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "id": 555, "name": "release gate", "event": "pull_request", "status": "completed",
+            "conclusion": conclusion, "head_sha": HEAD_SHA, "head_branch": "feature",
+            "html_url": RUN_HTML, "pull_requests": pull_requests or [],
+            "head_repository": {"full_name": "someone/loan-model", "owner": {"login": "someone"}},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+@pytest.fixture
+def publisher(tmp_path: Path, fake_github: FakeGitHub) -> ActionRun:
+    """The trusted job: a checkout of the default branch with no release.yaml at all (it runs nothing)."""
+    root = tmp_path / "publish" / "workspace"
+    root.mkdir(parents=True)
+    run = ActionRun(tmp_path / "publish", Project(root), api_url=fake_github.url)
+    run.event_name, run.event = "workflow_run", workflow_run_event()
+    run.inputs.update({"mode": "publish", "json-report": "artifact/oloproof-report.json"})
+    fake_github.pulls = [{"number": 7, "head": {"sha": HEAD_SHA, "label": "someone:feature"}}]
+    return run
+
+
+def untrusted_report(action: ActionRun, fake_github: FakeGitHub) -> dict[str, Any]:
+    """The first workflow: the fork's pull_request job gates and writes the JSON report."""
+    action.api_url = fake_github.url
+    action.pull_request(fork=True)
+    fake_github.requests.clear()
+    result = action()
+    assert not any(r.path.endswith("/check-runs") for r in fake_github.requests)  # read-only token: not tried
+    assert result.outputs["report"] == "oloproof-report.json"
+    fake_github.requests.clear()
+    report: dict[str, Any] = json.loads((action.workspace / "oloproof-report.json").read_text())
+    return report
+
+
+def hand_over(publisher: ActionRun, report: dict[str, Any] | str) -> Path:
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    artifact.parent.mkdir(exist_ok=True)
+    artifact.write_text(report if isinstance(report, str) else json.dumps(report))
+    return artifact
+
+
+def test_the_report_is_published_on_the_prs_head_not_the_default_branch(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub
+) -> None:
+    report = untrusted_report(action, fake_github)
+    assert report["verdict"] == "PASS"
+    hand_over(publisher, report)
+    result = publisher(comment="true")
+    assert result.code == 0, result.stdout
+    assert "gating" not in result.stdout  # no gate ran
+    assert not (publisher.workspace / ".oloproof").exists()
+    posts = [r for r in fake_github.requests if r.method == "POST" and r.path.endswith("/check-runs")]
+    assert len(posts) == 1
+    body = posts[0].body
+    assert body["head_sha"] == HEAD_SHA and body["head_sha"] != SHA  # GITHUB_SHA is the default branch's head
+    assert body["conclusion"] == "neutral"  # a PASS the publisher cannot vouch for is never "success"
+    assert body["output"]["title"] == "PASS: reported by the pull request's own job, not verified"
+    summary = body["output"]["summary"]
+    assert "**Untrusted report.**" in summary and f"]({RUN_HTML})" in summary
+    assert "may be forged" in summary and "A PASS is shown as neutral, never as success" in summary
+    assert "someone/loan-model" in summary
+    # The PR is found from the trusted payload (head owner:branch) and must have this head commit.
+    assert any(r.method == "GET" and "/pulls?" in r.path and "head=someone%3Afeature" in r.path for r in fake_github.requests)
+    comments = fake_github.comments_on(7)
+    assert len(comments) == 1 and "**Untrusted report.**" in comments[0]["body"]
+    assert result.outputs["verdict"] == "PASS" and result.outputs["check-url"].endswith("/runs/4242")
+    assert result.outputs["rules-pass"] == "1" and result.outputs["failing-rules"] == "[]"
+    assert "**Untrusted report.**" in result.summary
+
+
+def test_today_a_gate_under_workflow_run_lands_on_head_sha(action: ActionRun, fake_github: FakeGitHub) -> None:
+    """The bug this fixes: under workflow_run, GITHUB_SHA is the default branch's head."""
+    action.api_url = fake_github.url
+    action.event_name, action.event = "workflow_run", workflow_run_event()
+    result = action()
+    assert result.code == 0
+    post = next(r for r in fake_github.requests if r.path.endswith("/check-runs"))
+    assert post.body["head_sha"] == HEAD_SHA
+
+
+def test_a_workflow_run_payload_without_head_sha_gets_no_check_run(action: ActionRun, fake_github: FakeGitHub) -> None:
+    action.api_url = fake_github.url
+    action.event_name, action.event = "workflow_run", {"workflow_run": {"head_sha": "not-a-sha"}}
+    result = action()
+    assert result.code == 0 and fake_github.requests == []
+    assert any("workflow_run.head_sha" in line for line in result.annotations("notice"))
+
+
+def test_a_failing_report_fails_the_check_run(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    report = untrusted_report(action, fake_github)
+    hand_over(publisher, report)
+    result = publisher()
+    assert result.code == 1
+    body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
+    assert body["conclusion"] == "failure" and body["output"]["title"].startswith("FAIL: reported by")
+    assert result.outputs["failing-rules"] == '["accurate"]' and result.outputs["rules-fail"] == "1"
+
+
+def forged(report: dict[str, Any], **change: Any) -> dict[str, Any]:
+    copy = json.loads(json.dumps(report))
+    copy.update(change)
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda r: forged(r, verdict="PASS", exit_code=0), "the report says PASS, but it lists a FAIL rule or check"),
+        (lambda r: forged(r, exit_code=0), "$.exit_code: 0 is not the exit code of FAIL"),
+        (lambda r: forged(r, schema="oloproof.gate/9"), '$.schema: must be "oloproof.gate/1"'),
+        (lambda r: forged(r, verdict="GREEN"), "$.verdict: must be one of BLOCKED, FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW, PASS"),
+        (lambda r: forged(r, rules="all good"), "$.rules: must be array"),
+        (lambda r: {k: v for k, v in r.items() if k != "rules"}, "$: 'rules' is missing"),
+        (lambda r: "{not json", "not UTF-8 JSON"),
+        (lambda r: "[]", "$: must be object"),
+    ],
+)
+def test_a_forged_or_broken_report_is_never_published_as_a_verdict(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, make: Any, said: str
+) -> None:
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    report = untrusted_report(action, fake_github)
+    hand_over(publisher, make(report))
+    result = publisher(comment="true")
+    assert result.code == 2
+    assert result.outputs["verdict"] == "ERROR"
+    body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
+    assert body["conclusion"] == "failure" and body["head_sha"] == HEAD_SHA
+    assert body["output"]["title"] == "ERROR: the gate job's report is missing or invalid"
+    assert said in result.summary.replace("&#58;", ":").replace("&quot;", '"') or said in "".join(result.annotations("error"))
+    assert fake_github.comments == {}
+
+
+def test_a_symlinked_or_missing_report_is_refused(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    result = publisher()
+    assert result.code == 2 and "no such file" in result.summary
+    secret = publisher.workspace / "elsewhere.json"  # inside the workspace: outside it is an input error
+    secret.write_text(json.dumps(untrusted_report(action, fake_github)))
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    artifact.parent.mkdir(exist_ok=True)
+    os.symlink(secret, artifact)
+    result = publisher()
+    assert result.code == 2 and "not a regular file" in result.summary
+    os.unlink(artifact)
+    artifact.parent.rmdir()
+    real = publisher.workspace / "real"
+    real.mkdir()
+    (real / "oloproof-report.json").write_text(secret.read_text())
+    os.symlink(real, artifact.parent)
+    result = publisher()
+    assert result.code == 2 and "a directory on its path is a symlink" in result.summary
+
+
+def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    """A consistent forged PASS (every listed rule edited to PASS) cannot be told apart: it is
+    published as a neutral claim of the untrusted job, with the trust limits, never as success."""
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    report = untrusted_report(action, fake_github)
+    for rule in report["rules"]:
+        rule["verdict"] = "PASS"
+    hand_over(publisher, forged(report, verdict="PASS", exit_code=0))
+    result = publisher()
+    assert result.code == 0
+    body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
+    assert body["conclusion"] == "neutral" and "not verified" in body["output"]["title"]
+    assert "which ended success)" in body["output"]["summary"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [
+        ({"mode": "publsh"}, "mode: unknown value 'publsh'"),
+        ({"json-report": ""}, "mode: publish needs json-report"),
+        ({"outputs": "x.jsonl"}, "outputs: not used with mode: publish"),
+    ],
+)
+def test_publish_inputs_are_validated(publisher: ActionRun, inputs: dict[str, str], said: str) -> None:
+    result = publisher(**{k.replace("-", "_"): v for k, v in inputs.items()})
+    assert result.code == 2 and said in result.stdout
+
+
+def test_publish_mode_refuses_other_events(publisher: ActionRun) -> None:
+    publisher.event_name, publisher.event = "pull_request", {"pull_request": {"number": 7}}
+    result = publisher()
+    assert result.code == 2 and "mode: publish runs only on workflow_run events (this is pull_request)" in result.stdout
+
+
+def test_same_repo_pr_found_from_the_payload(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    report = untrusted_report(action, fake_github)
+    hand_over(publisher, report)
+    publisher.event = workflow_run_event(pull_requests=[{"number": 9, "head": {"sha": HEAD_SHA}}])
+    fake_github.pulls = []
+    result = publisher(comment="true")
+    assert result.code == 0 and len(fake_github.comments_on(9)) == 1
+
+
+def test_no_pr_with_that_head_means_no_comment(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    """The head branch moved on (or the PR closed): a comment is never put on a PR whose head is another commit."""
+    report = untrusted_report(action, fake_github)
+    hand_over(publisher, report)
+    fake_github.pulls = [{"number": 7, "head": {"sha": "3" * 40, "label": "someone:feature"}}]
+    result = publisher(comment="true")
+    assert result.code == 0 and fake_github.comments == {}
+    assert any("belongs to no pull request" in line for line in result.annotations("notice"))
+
+
+def test_the_schema_accepts_every_report_the_gate_writes() -> None:
+    from oloproof.action.report_check import REPORT_SCHEMA, consistency, validate
+
+    gold = json.loads((Path(__file__).parents[1] / "report" / "gold" / "report.json").read_text())
+    assert validate(gold, REPORT_SCHEMA) == [] and consistency(gold) == []
+
+
+def test_a_deeply_nested_or_huge_report_is_refused_without_crashing(publisher: ActionRun) -> None:
+    hand_over(publisher, "[" * 100_000 + "]" * 100_000)
+    result = publisher()
+    assert result.code == 2 and "not UTF-8 JSON" in result.summary
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    with artifact.open("wb") as handle:
+        handle.truncate(21 * 1024 * 1024)
+    result = publisher()
+    assert result.code == 2 and "larger than 20 MiB" in result.summary
