@@ -181,6 +181,7 @@ class Rule:
     score: str | None = None
     field: str | None = None
     bound: float | None = None
+    positive: str | int | float | bool | None = None  # criterion: auc: expected.label's positive class
     # Issue 18 §1-2 (oloproof.slices): key path -> accepted values; the key ``per`` slices by; Holm or not.
     where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     per: str | None = None
@@ -265,6 +266,7 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         score=raw["score"],
         field=raw["field"],
         bound=None if raw["bound"] is None else float(raw["bound"]),
+        positive=raw["positive"],
         where=where,
         per=per,
         fwer=raw["fwer"] or "holm",

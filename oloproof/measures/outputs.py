@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from oloproof.errors import DataError
+from oloproof.errors import ConfigError, DataError
 from oloproof.evaluators.base import CriterionOutcome, EvalContext, Where, exact_number, require_output_key
 from oloproof.inert import inert
 from oloproof.measures.spec import AUC, ERRORS
@@ -60,7 +60,7 @@ def output_outcome(
     labels = np.full(len(ctx.testset.cases), np.nan) if rule.criterion == AUC else None
     for index, case in enumerate(ctx.testset.cases):
         if labels is not None:
-            labels[index] = _label(ctx, index, where)
+            labels[index] = _label(ctx, index, where, rule.positive)
         output = source.get(case.id)
         if output is None:
             notes[case.id] = "no output"
@@ -77,6 +77,16 @@ def output_outcome(
                 )
             number = abs(number - wanted)
         values[index] = number
+    if labels is not None and rule.positive is not None and len(labels) and not (labels == 1.0).any():
+        seen = sorted({repr(case.expected.get("label")) for case in ctx.testset.cases})
+        raise ConfigError(
+            rule.source,
+            rule.line,
+            f"{rule.key_path}.positive",
+            f"{inert(repr(rule.positive))} is not the expected.label of any case (labels seen: "
+            f"{inert(', '.join(seen[:10]))}{', ...' if len(seen) > 10 else ''}); name the positive class as the "
+            "test set writes it",
+        )
     kind = "quantile" if rule.quantile is not None else rule.criterion
     problems = (f"{len(notes)} case(s) have no usable '{inert(key)}' for rule {rule.id}",) if notes else ()
     return CriterionOutcome(
@@ -108,9 +118,12 @@ def _expected(ctx: EvalContext, index: int, key: str, where: Where) -> Any:
     return case.expected[key]
 
 
-def _label(ctx: EvalContext, index: int, where: Where) -> float:
-    """``expected.label`` as 1.0 (positive) or 0.0: 1/0 or true/false, nothing else."""
+def _label(ctx: EvalContext, index: int, where: Where, positive: Any = None) -> float:
+    """``expected.label`` as 1.0 (positive) or 0.0: with ``positive`` declared, 1.0 where the label
+    equals it as JSON (so "1" is not 1, and true is not 1); otherwise 1/0 or true/false only."""
     value = _expected(ctx, index, "label", where)
+    if positive is not None:
+        return 1.0 if _same_json(value, positive) else 0.0
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, int) and value in (0, 1):
@@ -120,5 +133,13 @@ def _label(ctx: EvalContext, index: int, where: Where) -> float:
         ctx.testset.path,
         case.line,
         f"case '{case.id}': expected.label is {inert(repr(value))}; {where} needs 0/1 or false/true (1 is the "
-        "positive class)",
+        "positive class), or the rule's positive: naming the positive class",
     )
+
+
+def _same_json(value: Any, wanted: Any) -> bool:
+    if isinstance(value, bool) or isinstance(wanted, bool):
+        return isinstance(value, bool) and isinstance(wanted, bool) and value == wanted
+    if isinstance(value, (int, float)) and isinstance(wanted, (int, float)):
+        return value == wanted
+    return type(value) is type(wanted) and value == wanted

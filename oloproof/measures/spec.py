@@ -38,6 +38,8 @@ class Rule(Protocol):
     @property
     def bound(self) -> float | None: ...
     @property
+    def positive(self) -> str | int | float | bool | None: ...
+    @property
     def source(self) -> str: ...
     @property
     def line(self) -> int | None: ...
@@ -59,6 +61,11 @@ MEASURE_KEYS: dict[str, Prop] = {
     "score": Prop(
         Scalar("str", nonempty=True),
         doc="criterion: auc only: the output key holding the score (higher: more likely expected.label 1).",
+    ),
+    "positive": Prop(
+        Scalar("value"),
+        doc="criterion: auc only: the value of expected.label that is the positive class (e.g. malignant); "
+        "every other value is negative. Default: expected.label must be 0/1 or false/true, 1 positive.",
     ),
     "field": Prop(
         Scalar("str", nonempty=True),
@@ -97,6 +104,8 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
         refuse("quantile", f"quantile applies to a numeric output key; '{criterion}' is a built-in measure")
     if raw.get("score") is not None and criterion != AUC:
         refuse("score", f"score names the output key of criterion: auc; this rule's criterion is '{criterion}'")
+    if raw.get("positive") is not None and criterion != AUC:
+        refuse("positive", f"positive names the positive class of criterion: auc; this rule reads '{criterion}'")
     for key in ("field", "bound"):
         if raw.get(key) is not None and criterion not in ERRORS:
             refuse(key, f"{key} applies to criterion: mae or rmse; this rule's criterion is '{criterion}'")
@@ -159,11 +168,11 @@ def check_output_rules(rules: Sequence[Rule], by_criterion: Mapping[str, object]
                 "another criterion",
             )
         seen = first.setdefault(rule.criterion, rule)
-        if (seen.score, seen.field, seen.bound) != (rule.score, rule.field, rule.bound):
+        if (seen.score, seen.field, seen.bound, seen.positive) != (rule.score, rule.field, rule.bound, rule.positive):
             raise ConfigError(
                 rule.source,
                 rule.line,
                 f"{rule.key_path}.criterion",
-                f"rule '{rule.id}' reads '{rule.criterion}' with other keys (score, field, bound) than rule "
+                f"rule '{rule.id}' reads '{rule.criterion}' with other keys (score, field, bound, positive) than rule "
                 f"'{seen.id}' ({seen.key_path}); one criterion is one outcome: give them the same keys",
             )

@@ -95,8 +95,42 @@ def test_auc_labels_must_be_binary(
     assert code == ExitCode.USAGE
     assert capsys.readouterr().err == (
         "oloproof: error: data/test.jsonl:1: case 'c0000': expected.label is 'Adelie'; policy.rules[0] (criterion "
-        "auc) needs 0/1 or false/true (1 is the positive class)\n"
+        "auc) needs 0/1 or false/true (1 is the positive class), or the rule's positive: naming the positive "
+        "class\n"
     )
+
+
+def test_auc_with_a_named_positive_class_matches_scikit_learn(project: Project) -> None:
+    scores, labels = separable(400, overlap=0.0)
+    names = ["malignant" if y else "benign" for y in labels]
+    rule = "  - {id: auc, criterion: auc, score: score, positive: malignant, min: 0.8}"
+    measured(project, scored(scores, names), rule)
+    code, data = report(project)
+    assert code == ExitCode.PASS, data["rules"][0]["sentence"]
+    assert data["rules"][0]["estimate"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    flipped = "  - {id: auc, criterion: auc, score: score, positive: benign, max: 0.2}"  # the other class ranks low
+    measured(project, scored(scores, names), flipped)
+    code, data = report(project)
+    assert code == ExitCode.PASS and data["rules"][0]["estimate"] == pytest.approx(1 - roc_auc_score(labels, scores))
+
+
+def test_a_positive_class_no_case_has_is_a_config_error(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rule = "  - {id: auc, criterion: auc, score: score, positive: malignent, min: 0.8}"
+    measured(project, scored([0.1, 0.9, 0.4], ["benign", "malignant", 1]), rule)
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    assert run_cli("gate", "-c", "release.yaml") == ExitCode.USAGE
+    assert capsys.readouterr().err == (
+        "oloproof: error: release.yaml:12: policy.rules[0].positive: 'malignent' is not the expected.label of any "
+        "case (labels seen: 'benign', 'malignant', 1); name the positive class as the test set writes it\n"
+    )
+    typed = "  - {id: auc, criterion: auc, score: score, positive: '1', min: 0.8}"  # "1" is not 1
+    measured(project, scored([0.1, 0.9], [0, 1]), typed)
+    capsys.readouterr()
+    assert run_cli("gate", "-c", "release.yaml") == ExitCode.USAGE
+    assert "policy.rules[0].positive: '1' is not the expected.label of any case (labels seen: 0, 1)" in capsys.readouterr().err
 
 
 def errors_cases(predicted: list[float | None], truth: list[float]) -> list[dict[str, Any]]:
