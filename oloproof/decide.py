@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from oloproof.policy import allows_approximate
 from oloproof.result import RuleResult
 from oloproof.stats.caveats import clustered_caveat
 from oloproof.verdicts import Verdict
@@ -238,7 +239,8 @@ def _verdict(
             tuple(reasons),
             (f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."),
         )
-    review = (interval.approximate and not policy.allow_approximate_methods) or "few_clusters" in reasons
+    allowed = allows_approximate(rule, policy)  # the rule's own approximate:, else the policy's
+    review = (interval.approximate and not allowed) or "few_clusters" in reasons
     if review and "missing_outputs" in reasons:
         codes = [*reasons, "approximate_method"] if interval.approximate else reasons
         return (
@@ -249,7 +251,7 @@ def _verdict(
                 "decided; make the system answer every case."
             ),
         )
-    if interval.approximate and not policy.allow_approximate_methods:
+    if interval.approximate and not allowed:
         why = (
             "the test set declares groups, so only an approximate (clustered) interval exists"
             if interval.method.startswith("clustered")
@@ -258,7 +260,10 @@ def _verdict(
         return (
             Verdict.MANUAL_REVIEW,
             (*reasons, "approximate_method"),
-            (f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."),
+            (
+                f"{head}; {why}: set approximate: allow on the rule (or allow_approximate_methods: true in the "
+                "policy) to let it decide, or review by hand."
+            ),
         )
     if "few_clusters" in reasons:
         return (
@@ -439,7 +444,7 @@ def decide_regression(
         None
         if invalid
         else judge_review(paired, reasons=reasons, unfit_for_review=unfit_for_review)
-        or grouped_review(paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons)
+        or grouped_review(paired, allow_approximate=allows_approximate(rule, policy), reasons=reasons)
     )
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."

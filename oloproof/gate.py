@@ -28,13 +28,14 @@ from oloproof.metamorphic.variants import VariantProvider, check_declared_paths
 from oloproof.metamorphic.variants import limitations as metamorphic_limitations
 from oloproof.pairs import case_groups
 from oloproof.policy import Policy, Rule
-from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
+from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult, gate_verdict
+from oloproof.rulemarks import mark_rules
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.store import utc_stamp
 from oloproof.testset import TestSet, load_testset
-from oloproof.verdicts import Verdict, worst
+from oloproof.verdicts import Verdict
 
 
 def registry() -> dict[str, GateCheck]:
@@ -88,9 +89,9 @@ def run_gate(
         decided: bool = True,
         tried: tuple[str, ...] = (),
     ) -> GateResult:
-        verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
+        rules = mark_rules(rules, release, outcomes or {})  # advisory, approximate: allow, accepted
         return GateResult(
-            verdict=worst(verdicts),
+            verdict=gate_verdict(rules, reports),
             rules=rules,
             checks=reports,
             release=release,
