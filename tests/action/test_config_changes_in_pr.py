@@ -175,3 +175,33 @@ def test_rewritten_transform_labels_are_named(action: ActionRun, monkeypatch: py
     assert changed_settings(b"a: 1\n", bomb, "release.yaml") == [
         "(its settings could not be compared key by key: review the whole file)"
     ]
+
+
+def test_a_pull_request_that_makes_a_rule_advisory_or_approximate_cannot_hide_it(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 18 §6-7: a hostile PR turns the failing rule advisory, lets a rule decide on an
+    # approximate interval and accepts a transform, behind a dozen harmless-looking edits: the
+    # gate passes (it cannot judge the decision), but the reviewer sees those keys first.
+    base = base_branch(action, monkeypatch)  # 85/100 against min 0.9: FAIL on the base branch
+    release = action.workspace / "release.yaml"
+    text = release.read_text()
+    rule = "  - {id: accurate, criterion: correct, min: 0.9}"
+    assert rule in text
+    noise = "".join(f"  - {{id: filler{i}, criterion: correct, min: 0.5, description: note {i}}}\n" for i in range(14))
+    hostile = (
+        "  - {id: accurate, criterion: correct, min: 0.9, advisory: true}\n"
+        + noise
+        + "  - {id: loose, criterion: correct, min: 0.5, approximate: allow}"
+    )
+    release.write_text(text.replace(rule, hostile))
+    check, summary, verdict = pr_row(action, base)
+    assert verdict == "PASS"
+    lines = [str(item) for item in check["lines"]]  # type: ignore[union-attr]
+    [row] = [line for line in lines if "settings changed:" in line]
+    shown = row.split("settings changed: ", 1)[1]
+    assert shown.startswith(
+        "policy.rules[id=accurate].advisory: (unset) -> true; policy.rules[id=loose].approximate: (unset) -> allow"
+    ), row
+    assert "and " in shown and " more" in shown  # the fillers are counted, not the loosening keys
+    assert "settings changed: policy.rules&#91;id=accurate&#93;.advisory: (unset) -&gt; true" in summary, summary
