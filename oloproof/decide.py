@@ -174,6 +174,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     caveats = [f"The interval {details['assumption']}."] if "assumption" in details else []
     if verdict is Verdict.PASS and interval is not None and interval.method.startswith("clustered"):
         caveats.append(clustered_caveat(policy.confidence))
+    if isinstance(note := outcome.details.get("note"), str):  # the evaluator's own word (label_match's types)
+        sentence += f" {note}"
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     elif "near_duplicate_cases" in outcome.reasons:

@@ -60,6 +60,9 @@ class RunRecord:
     # The files the system ran with (None for imported outputs: nothing here ran them).
     fingerprint: Fingerprint | None = None
     outputs_sha256: str = ""  # of outputs.jsonl as written; checked whenever the outputs are read
+    # Each criterion's estimate and interval when the run was recorded (``oloproof.runscores``):
+    # shown by `run` and `runs`, never decided on. Runs stored before issue 18 have none.
+    scores: tuple[dict[str, Any], ...] = ()
 
     @property
     def imported(self) -> bool:
@@ -90,6 +93,7 @@ class RunRecord:
             "checker": self.checker,
             "fingerprint": None if self.fingerprint is None else self.fingerprint.to_json(),
             "outputs_sha256": self.outputs_sha256,
+            **({"scores": list(self.scores)} if self.scores else {}),  # absent as in runs stored before
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class RunRecord:
             checker=dict(data["checker"]),
             fingerprint=Fingerprint.from_json(data.get("fingerprint")),
             outputs_sha256=str(data.get("outputs_sha256") or ""),
+            scores=tuple(item for item in data.get("scores") or () if isinstance(item, dict)),
         )
 
 

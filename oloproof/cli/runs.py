@@ -26,6 +26,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.errors import OloproofError  # lazy: start-up
     from oloproof.gate import load_dev_testset  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
+    from oloproof.runscores import score_text  # lazy: start-up
     from oloproof.runstore import RefScope, RunStore, resolve_ref  # lazy: start-up
 
     release = common.load(args)
@@ -40,7 +41,7 @@ def handle(args: argparse.Namespace) -> int:
     on_set = [record for record in every if scope is None or record.testset_digest == scope.testset_digest]
     back_of = {record.run_id: len(on_set) - 1 - position for position, record in enumerate(on_set)}
     table = Table(header_style="bold")
-    for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
+    for column in ("ref", "run id", "version", "status", "outputs", "test set", "started", "scores"):
         table.add_column(column)
     for record in records:
         back = back_of.get(record.run_id)
@@ -53,6 +54,7 @@ def handle(args: argparse.Namespace) -> int:
             f"{record.n_outputs}/{record.n_cases}",
             short_digest(record.testset_digest),
             record.started_at[:19].replace("T", " "),
+            "\n".join(inert(score_text(score, short=True)) for score in record.scores) or "-",  # none for older runs
         )
     console = common.console()
     if records:
