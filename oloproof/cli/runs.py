@@ -41,8 +41,9 @@ def handle(args: argparse.Namespace) -> int:
     on_set = [record for record in every if scope is None or record.testset_digest == scope.testset_digest]
     back_of = {record.run_id: len(on_set) - 1 - position for position, record in enumerate(on_set)}
     table = Table(header_style="bold")
-    for column in ("ref", "run id", "version", "status", "outputs", "test set", "started", "scores"):
+    for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
         table.add_column(column)
+    scores: list[str] = []  # under the table, one line per run: never squeezed or cut by the table's width
     for record in records:
         back = back_of.get(record.run_id)
         ref = "(other set)" if back is None else "latest" if back == 0 else f"latest~{back}"
@@ -54,11 +55,15 @@ def handle(args: argparse.Namespace) -> int:
             f"{record.n_outputs}/{record.n_cases}",
             short_digest(record.testset_digest),
             record.started_at[:19].replace("T", " "),
-            "\n".join(inert(score_text(score, short=True)) for score in record.scores) or "-",  # none for older runs
         )
+        shown = "; ".join(score_text(score, short=True) for score in record.scores) or "-"  # none for older runs
+        scores.append(f"{ref} ({record.run_id}): {shown}")
     console = common.console()
     if records:
         console.print(table)
+        console.print("scores when each run was recorded (* approximate; shown, never decided on):")
+        for line in scores:
+            console.print(f"  {inert(line)}")
     else:
         console.print("no runs yet: make one with `oloproof run` (or `oloproof gate`)")
     if args.json:

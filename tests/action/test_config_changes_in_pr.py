@@ -205,3 +205,28 @@ def test_a_pull_request_that_makes_a_rule_advisory_or_approximate_cannot_hide_it
     ), row
     assert "and " in shown and " more" in shown  # the fillers are counted, not the loosening keys
     assert "settings changed: policy.rules&#91;id=accurate&#93;.advisory: (unset) -&gt; true" in summary, summary
+
+
+def test_a_seeds_file_that_gains_approximate_allow_is_named_key_by_key(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recipe rule may live in its own seeds file: its settings are compared key by key too.
+    root = action.workspace
+    (root / "seeds.yaml").write_text(
+        "recipe: r1\ncheckpoints: {s1: 'version:v1'}\nrule: {id: recipe_ok, criterion: correct, min: 0.5}\n"
+    )
+    release = root / "release.yaml"
+    release.write_text(release.read_text() + "seeds: seeds.yaml\n")
+    base = base_branch(action, monkeypatch)
+    seeds = root / "seeds.yaml"
+    seeds.write_text(seeds.read_text().replace("min: 0.5}", "min: 0.5, approximate: allow, advisory: true}"))
+    check, summary, _ = pr_row(action, base)
+    lines = [str(item) for item in check["lines"]]  # type: ignore[union-attr]
+    assert any(
+        line.startswith("seeds.yaml is changed by this pull request")
+        and line.endswith(
+            "settings changed: rule.approximate: (unset) -> allow; rule.advisory: (unset) -> true"
+        )
+        for line in lines
+    ), lines
+    assert "seeds.yaml is changed by this pull request" in summary

@@ -159,7 +159,6 @@ def test_runs_stored_before_scores_still_list(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     filled_classifier(tmp_path, capsys, monkeypatch)
-    monkeypatch.setenv("COLUMNS", "400")  # one table row per run, unwrapped
     assert main(["run", "--outputs", outputs(tmp_path, "a.jsonl", [i % 2 for i in range(60)]), "--version", "v1"]) == 0
     store = RunStore(tmp_path)
     [record] = store.records()
@@ -173,10 +172,9 @@ def test_runs_stored_before_scores_still_list(
     capsys.readouterr()
     assert main(["runs"]) == 0
     listed = capsys.readouterr().out
-    rows = {line.split("│")[2].strip(): line for line in listed.splitlines() if line.count("│") > 3}
     # 60 of 60: Clopper–Pearson lower bound 0.9403705 (scipy.stats.binomtest(60, 60).proportion_ci(0.95, "exact"))
-    assert "correct 1.000 [0.940, 1.000]" in rows[record.run_id]
-    assert rows[old.run_id].rstrip(" │").endswith("│ -")
+    assert f"  latest ({record.run_id}): correct 1.000 [0.940, 1.000]\n" in listed
+    assert f"  latest~1 ({old.run_id}): -\n" in listed
     assert main(["gate", "--run", old.run_id, "-q"]) in (ExitCode.FAIL, ExitCode.INSUFFICIENT_EVIDENCE, ExitCode.PASS)
 
 
