@@ -120,6 +120,8 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
         if result.rules
         else "No rules were decided."
     )
+    if advisory := sum(1 for rule in result.rules if rule.advisory):  # counted above, never in the verdict
+        sentence += f" {advisory} advisory (shown, not counted in the verdict)."
     if fail_on is not None:
         failing = ", ".join(v.value for v in sorted(fail_on, key=lambda v: -v.severity)) or "none"
         if result.verdict in fail_on:
