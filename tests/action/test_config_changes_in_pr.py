@@ -230,3 +230,18 @@ def test_a_seeds_file_that_gains_approximate_allow_is_named_key_by_key(
         for line in lines
     ), lines
     assert "seeds.yaml is changed by this pull request" in summary
+
+
+def test_an_accepted_transform_is_listed_before_other_changes() -> None:
+    from oloproof.action.config_diff import changed_settings
+
+    base = (
+        "metamorphic:\n  transforms:\n    - {name: sensor, field: x, perturb: {kind: numeric_noise, scale: 0.5}}\n"
+        "policy:\n  rules:\n" + "".join(f"    - {{id: r{i}, criterion: correct, min: 0.{i + 1}}}\n" for i in range(8))
+    )
+    head = base.replace("scale: 0.5}}", "scale: 0.5}, accepted: {by: me, reason: fine}}").replace("min: 0.", "min: 0.0")
+    lines = changed_settings(base.encode(), head.encode(), "release.yaml")
+    assert lines[:2] == [
+        "metamorphic.transforms[name=sensor].accepted.by: (unset) -> me",
+        "metamorphic.transforms[name=sensor].accepted.reason: (unset) -> fine",
+    ]

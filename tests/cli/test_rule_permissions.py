@@ -102,6 +102,12 @@ def test_a_seeds_rule_carries_its_own_permission_while_the_policy_stays_exact(pr
     code, report, *_ = gate(project, "--run", "version:s1")
     assert code == ExitCode.MANUAL_REVIEW
     assert "set approximate: allow on the recipe rule" in by_id(report, "recipe_ok")["sentence"]
+    # `oloproof seeds` reads the rule's own permission too (no --policy needed)
+    seeds = project.root / "seeds.yaml"
+    seeds.write_text(seeds.read_text().replace("min: 0.7}", "min: 0.7, approximate: allow}"))
+    out = project.root / "seeds.json"
+    assert project.cli("seeds", str(seeds), "--json", str(out)) == ExitCode.PASS
+    assert json.loads(out.read_text())["rule"]["verdict"] == "PASS"
 
 
 def test_a_misspelt_permission_is_a_config_error(project: Project, run_cli: Any, capsys: Any, monkeypatch: Any) -> None:
@@ -216,14 +222,16 @@ def test_a_declared_transform_never_decides_until_a_person_accepts_it(
 
 def test_accepted_text_is_inert_in_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reason = json.dumps(HOSTILE)  # a YAML double-quoted string holds the escapes as characters
-    noise_project(tmp_path, f"      accepted: {{by: \"::warning::me\", reason: {reason}}}\n")
+    by = json.dumps("::warning::me\n::error::z\r\n##[group]g")
+    noise_project(tmp_path, f"      accepted: {{by: {by}, reason: {reason}}}\n")
     project = Project(tmp_path)
     capsys.readouterr()
     _, report, _, md, _ = gate(project)
     terminal = capsys.readouterr().out
     assert by_id(report, "robust")["accepted"]["reason"] == HOSTILE  # the JSON keeps the data as written...
     for text in (terminal, md, by_id(report, "robust")["sentence"]):
-        assert "\x1b" not in text and "\x07" not in text and "##[warning]" not in text
+        assert "\x1b" not in text and "\x07" not in text and "##[warning]" not in text and "##[group]" not in text
+        assert "\n::error::z" not in text and "\r" not in text  # the newline in `by` is shown, never made
         assert not any(line.lstrip().startswith("::") for line in text.splitlines())
     assert "<img" not in md and "&lt;img" in md
     assert "\\x1b[31mred" in terminal  # ...every rendering shows the escape instead of acting on it
