@@ -235,9 +235,10 @@ def test_a_seeds_file_that_gains_approximate_allow_is_named_key_by_key(
 def test_an_accepted_transform_is_listed_before_other_changes() -> None:
     from oloproof.action.config_diff import changed_settings
 
-    base = (
-        "metamorphic:\n  transforms:\n    - {name: sensor, field: x, perturb: {kind: numeric_noise, scale: 0.5}}\n"
-        "policy:\n  rules:\n" + "".join(f"    - {{id: r{i}, criterion: correct, min: 0.{i + 1}}}\n" for i in range(8))
+    base = (  # the transform comes after the rules: in file order its acceptance would be listed last
+        "policy:\n  rules:\n"
+        + "".join(f"    - {{id: r{i}, criterion: correct, min: 0.{i + 1}}}\n" for i in range(14))
+        + "metamorphic:\n  transforms:\n    - {name: sensor, field: x, perturb: {kind: numeric_noise, scale: 0.5}}\n"
     )
     head = base.replace("scale: 0.5}}", "scale: 0.5}, accepted: {by: me, reason: fine}}").replace("min: 0.", "min: 0.0")
     lines = changed_settings(base.encode(), head.encode(), "release.yaml")
