@@ -31,6 +31,7 @@ from oloproof.policy import Policy, Rule
 from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult, gate_verdict
 from oloproof.rulemarks import mark_rules
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
+from oloproof.runscores import score_outputs
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.store import utc_stamp
@@ -265,7 +266,14 @@ def _obtain_run(
                 f"`oloproof run --outputs FILE --version {system.version}`"
             )
         _preflight(release, testset)
-        record, outputs = execute(release, testset, store, on_batch=on_batch, files=current)
+        record, outputs = execute(
+            release,
+            testset,
+            store,
+            on_batch=on_batch,
+            files=current,
+            scorer=lambda made: score_outputs(release, testset, made),  # what `oloproof runs` lists
+        )
         return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
 
 

@@ -13,6 +13,7 @@ import pytest
 from oloproof.cli.main import main
 from oloproof.errors import ExitCode
 from oloproof.runstore import RunStore
+from tests.conftest import Project, labelled_cases
 
 KINDS = ("classifier", "prompt", "regression")
 
@@ -199,3 +200,12 @@ def test_label_match_says_when_outputs_and_labels_differ_in_json_type(
     assert main(["gate", "--json", "r.json", "-q", "--run", "version:v2"]) in (ExitCode.FAIL, ExitCode.INSUFFICIENT_EVIDENCE)
     [rule] = json.loads((tmp_path / "r.json").read_text())["rules"]
     assert "JSON type" not in rule["sentence"]
+
+
+def test_a_run_the_gate_makes_is_listed_with_its_scores(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write(cases=labelled_cases(100, 90))
+    assert project.cli("gate", "-q") in (ExitCode.PASS, ExitCode.INSUFFICIENT_EVIDENCE)
+    capsys.readouterr()
+    assert project.cli("runs") == 0
+    # 90 of 100: Clopper–Pearson 95% [0.8238, 0.9510] (scipy.stats.binomtest(90, 100).proportion_ci(0.95, "exact"))
+    assert "): correct 0.900 [0.824, 0.951]\n" in capsys.readouterr().out
