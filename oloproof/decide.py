@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from oloproof.measures.registry import measure_of
+from oloproof.policy import allows_approximate
 from oloproof.result import RuleResult
 from oloproof.stats.caveats import clustered_caveat
 from oloproof.verdicts import Verdict
@@ -142,6 +143,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
     caveats = [f"The interval {details['assumption']}."] if "assumption" in details else []
     if verdict is Verdict.PASS and interval is not None and interval.method.startswith("clustered"):
         caveats.append(clustered_caveat(policy.confidence))
+    if isinstance(note := outcome.details.get("note"), str):  # the evaluator's own word (label_match's types)
+        sentence += f" {note}"
     if "leaked_cases" in outcome.reasons:
         sentence += " Leaked cases invalidate this evidence; remove them from the test set or retrain without them."
     elif "near_duplicate_cases" in outcome.reasons:
@@ -207,7 +210,8 @@ def _verdict(
             tuple(reasons),
             (f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided."),
         )
-    review = (interval.approximate and not policy.allow_approximate_methods) or "few_clusters" in reasons
+    allowed = allows_approximate(rule, policy)  # the rule's own approximate:, else the policy's
+    review = (interval.approximate and not allowed) or "few_clusters" in reasons
     if review and "missing_outputs" in reasons:
         codes = [*reasons, "approximate_method"] if interval.approximate else reasons
         return (
@@ -218,7 +222,7 @@ def _verdict(
                 "decided; make the system answer every case."
             ),
         )
-    if interval.approximate and not policy.allow_approximate_methods:
+    if interval.approximate and not allowed:
         why = (
             "the test set declares groups, so only an approximate (clustered) interval exists"
             if interval.method.startswith("clustered")
@@ -227,7 +231,10 @@ def _verdict(
         return (
             Verdict.MANUAL_REVIEW,
             (*reasons, "approximate_method"),
-            (f"{head}; {why}: set allow_approximate_methods: true in the policy to let it decide, or review by hand."),
+            (
+                f"{head}; {why}: set approximate: allow on the rule (or allow_approximate_methods: true in the "
+                "policy) to let it decide, or review by hand."
+            ),
         )
     if "few_clusters" in reasons:
         return (
@@ -408,7 +415,7 @@ def decide_regression(
         None
         if invalid
         else judge_review(paired, reasons=reasons, unfit_for_review=unfit_for_review)
-        or grouped_review(paired, allow_approximate=policy.allow_approximate_methods, reasons=reasons)
+        or grouped_review(paired, allow_approximate=allows_approximate(rule, policy), reasons=reasons)
     )
     if invalid:
         verdict, sentence = Verdict.INSUFFICIENT_EVIDENCE, f"{head}; the evidence is invalid ({', '.join(invalid)})."

@@ -30,13 +30,15 @@ from oloproof.measures.spec import reads_outputs
 from oloproof.metamorphic.check import MetamorphicCheck
 from oloproof.pairs import case_groups
 from oloproof.policy import Policy, Rule
-from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult
+from oloproof.result import LIMITATIONS, CheckReport, GateResult, RuleResult, gate_verdict
+from oloproof.rulemarks import mark_rules
 from oloproof.run import UNDECLARED_FILES, execute, find_reusable, reuse_notes, system_fingerprint
+from oloproof.runscores import score_outputs
 from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.slices.rule import decide_sliced
 from oloproof.store import utc_stamp
-from oloproof.testset import TestSet
+from oloproof.testset import TestSet, load_testset
 from oloproof.verdicts import Verdict, worst
 
 
@@ -86,9 +88,9 @@ def run_gate(
         notes: tuple[str, ...] = (),
         decided: bool = True,
     ) -> GateResult:
-        verdicts = [rule.verdict for rule in rules] + [r.verdict for r in reports if r.verdict is not None]
+        rules = mark_rules(rules, release, outcomes or {})  # advisory, approximate: allow, accepted
         return GateResult(
-            verdict=worst(verdicts),
+            verdict=gate_verdict(rules, reports),
             rules=rules,
             checks=reports,
             release=release,
@@ -275,7 +277,14 @@ def _obtain_run(
                 f"`oloproof run --outputs FILE --version {system.version}`"
             )
         _preflight(release, testset)
-        record, outputs = execute(release, testset, store, on_batch=on_batch, files=current)
+        record, outputs = execute(
+            release,
+            testset,
+            store,
+            on_batch=on_batch,
+            files=current,
+            scorer=lambda made: score_outputs(release, testset, made),  # what `oloproof runs` lists
+        )
         return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
 
 

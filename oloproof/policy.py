@@ -73,6 +73,18 @@ RULE = Obj(
             doc="With per: Holm's step-down over the rows (holm, the default) or each row at the policy's level "
             "(none).",
         ),
+        # Issue 18 §6-7: a permission of one rule, and a rule that is shown but never decides the gate.
+        "approximate": Prop(
+            Scalar("str", enum=("allow", "refuse")),
+            doc="allow: this rule may decide on an approximate interval although the policy allows exact methods "
+            "only (every report names the rules that used it); default: the policy's allow_approximate_methods.",
+        ),
+        "advisory": Prop(
+            Scalar("bool"),
+            default=False,
+            doc="true: the rule's verdict is computed and shown (marked advisory) but never changes the gate's "
+            "verdict or exit code.",
+        ),
     },
     doc="One rule: exactly one of min, max, or baseline with max_drop.",
 )
@@ -186,6 +198,8 @@ class Rule:
     where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     per: str | None = None
     fwer: Literal["holm", "none"] = "holm"
+    approximate: Literal["allow", "refuse"] | None = None  # None: the policy's allow_approximate_methods
+    advisory: bool = False  # shown, never changes the gate's verdict
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,6 +232,12 @@ def build_policy(doc: Document, *, prefix: str = "") -> Policy:
             raise doc.error(f"{key_path}.id", f"duplicate rule id '{raw['id']}' (first at {seen[raw['id']]})")
         seen[raw["id"]] = key_path
         rules.append(build_rule(doc, raw, key_path))
+    if all(rule.advisory for rule in rules):
+        raise doc.error(
+            f"{prefix + '.' if prefix else ''}rules",
+            "every rule is advisory: a gate needs at least one rule that decides (advisory rules never change the "
+            "gate's verdict)",
+        )
     judges = data["judges"]
     return Policy(
         confidence=float(data["confidence"]),
@@ -270,6 +290,8 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         where=where,
         per=per,
         fwer=raw["fwer"] or "holm",
+        approximate=raw["approximate"],
+        advisory=bool(raw["advisory"]),
     )
 
 
@@ -303,6 +325,19 @@ def _slicing(
         raise doc.error(f"{key_path}.fwer", "fwer: applies to the rows of per:; this rule has no per:")
     where = tuple((key, tuple(value) if isinstance(value, list) else (value,)) for key, value in where_raw.items())
     return where, per
+
+
+def allows_approximate(rule: Rule, policy: Policy) -> bool:
+    """Whether ``rule`` may decide on an approximate interval: its own ``approximate:`` if it says
+    one, else the policy's ``allow_approximate_methods``."""
+    if rule.approximate is not None:
+        return rule.approximate == "allow"
+    return policy.allow_approximate_methods
+
+
+def uses_own_permission(rule: Rule, policy: Policy) -> bool:
+    """Whether an approximate interval of ``rule`` decides only by the rule's own ``approximate: allow``."""
+    return rule.approximate == "allow" and not policy.allow_approximate_methods
 
 
 def _dig(data: dict[str, Any], dotted: str) -> dict[str, Any]:

@@ -3,17 +3,19 @@ and the gate's whole result. Renderers (``oloproof.report``) import this, never 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.config import Release
 from oloproof.evaluators.base import CriterionOutcome
 from oloproof.identity import CheckerIdentity
+from oloproof.inert import inert
 from oloproof.policy import Rule
 from oloproof.runstore import RunRecord
 from oloproof.stats.interval import Interval, interval_json
 from oloproof.testset import TestSet
-from oloproof.verdicts import Verdict
+from oloproof.verdicts import Verdict, worst
 
 GATE_SCHEMA = "oloproof.gate/1"
 
@@ -47,11 +49,29 @@ class RuleResult:
     # What the interval cannot promise where the rule is decided on it (an assumption, a measured
     # error above the nominal one): each a sentence, shown under the verdict table once.
     caveats: tuple[str, ...] = ()
+    # Issue 18 §6-7 (``oloproof.rulemarks``): shown, never changes the gate's verdict; decided on an
+    # approximate interval by the rule's own ``approximate: allow``; a declared transform a person
+    # accepted ({transform, by, reason}: untrusted text, every renderer makes it inert).
+    advisory: bool = False
+    approximate_permission: bool = False
+    accepted: dict[str, str] | None = None
+
+    @property
+    def marks(self) -> tuple[str, ...]:
+        """What every report says beside this rule's verdict (plain text; renderers escape it)."""
+        found: list[str] = []
+        if self.advisory:
+            found.append("advisory: shown, never changes the gate's verdict or exit code")
+        if self.approximate_permission:
+            found.append("approximate: allow: decided on an approximate interval by this rule's own permission")
+        if self.accepted is not None:
+            found.append(accepted_text(self.accepted))
+        return tuple(found)
 
     @property
     def full_sentence(self) -> str:
         """The sentence with its caveats, for a renderer that shows one text per rule."""
-        return " ".join((self.sentence, *self.caveats))
+        return " ".join((self.sentence, *(f"[{mark}]" for mark in self.marks), *self.caveats))
 
     @classmethod
     def undecided(
@@ -105,6 +125,9 @@ class RuleResult:
             "source": self.source,
             "line": self.line,
             "details": self.details,
+            "advisory": self.advisory,
+            "approximate_permission": self.approximate_permission,
+            "accepted": self.accepted,
         }
 
 
@@ -117,6 +140,22 @@ def shared_caveats(rules: tuple[RuleResult, ...] | list[RuleResult]) -> list[tup
             if rule.rule_id not in ids:
                 ids.append(rule.rule_id)
     return [(ids, text) for text, ids in seen.items()]
+
+
+def accepted_text(accepted: Mapping[str, object]) -> str:
+    """Who accepted a declared transform and why, made inert (people's text: it never acts)."""
+    shown = {key: inert(accepted.get(key, "")) for key in ("transform", "by", "reason")}
+    return f"transform '{shown['transform']}' accepted by {shown['by']}: {shown['reason']}"
+
+
+def gate_verdict(rules: tuple[RuleResult, ...], checks: tuple[CheckReport, ...]) -> Verdict:
+    """The gate's verdict: the worst of its deciding rules (advisory ones are shown, never counted)
+    and of its checks; a check that blocks the gate (leakage, holdout tampering) blocks it whatever
+    its rules are."""
+    verdicts = [rule.verdict for rule in rules if not rule.advisory]
+    verdicts += [report.verdict for report in checks if report.verdict is not None]
+    verdicts += [Verdict.BLOCKED for report in checks if report.blocks]
+    return worst(verdicts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,9 @@ from oloproof.runstore import RunRecord, RunStore, new_run_id, utc_now
 from oloproof.system import check_command
 from oloproof.testset import TestSet
 
+# Each criterion's score on a run's outputs, stored with the run (``oloproof.runscores``).
+Scorer = Callable[[dict[str, dict[str, object]]], tuple[dict[str, object], ...]]
+
 
 def execute(
     release: Release,
@@ -27,6 +30,7 @@ def execute(
     command: str | None = None,
     version: str | None = None,
     files: Fingerprint | None = None,
+    scorer: Scorer | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     """Run the declared system command (or ``command`` as ``version``) on ``testset`` and store the run.
     ``files``: the system's fingerprint when the caller has just taken it (each file is read once).
@@ -76,6 +80,7 @@ def execute(
         imported_from=None,
         kind=kind,
         fingerprint=files,
+        scorer=scorer,
     )
 
 
@@ -94,6 +99,7 @@ def import_outputs(
     version: str,
     shown: str,
     kind: str = "system",
+    scorer: Scorer | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     """Record outputs produced elsewhere (e.g. on a GPU job) as a run of ``version``."""
     if not version.strip():
@@ -113,6 +119,7 @@ def import_outputs(
         command=None,
         imported_from=shown,
         kind=kind,
+        scorer=scorer,
     )
 
 
@@ -129,6 +136,7 @@ def _store(
     imported_from: str | None,
     kind: str,
     fingerprint: Fingerprint | None = None,
+    scorer: Scorer | None = None,
 ) -> tuple[RunRecord, dict[str, dict[str, object]]]:
     record = RunRecord(
         run_id=new_run_id(),
@@ -154,6 +162,7 @@ def _store(
         checker=checker_identity().to_json(),
         fingerprint=fingerprint,
         case_wall_ms=collected.case_wall_ms,
+        scores=scorer(collected.outputs) if scorer is not None else (),
     )
     return store.save(record, collected.outputs), collected.outputs
 

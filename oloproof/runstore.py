@@ -64,6 +64,9 @@ class RunRecord:
     # Case id -> its batch's wall time / the batch's cases, in ms (oloproof.process.Collected);
     # empty for imported outputs and runs recorded before it was kept.
     case_wall_ms: dict[str, float] = field(default_factory=dict)
+    # Each criterion's estimate and interval when the run was recorded (``oloproof.runscores``):
+    # shown by `run` and `runs`, never decided on. Runs stored before issue 18 have none.
+    scores: tuple[dict[str, Any], ...] = ()
 
     @property
     def imported(self) -> bool:
@@ -95,6 +98,7 @@ class RunRecord:
             "fingerprint": None if self.fingerprint is None else self.fingerprint.to_json(),
             "outputs_sha256": self.outputs_sha256,
             "case_wall_ms": self.case_wall_ms,
+            **({"scores": list(self.scores)} if self.scores else {}),  # absent as in runs stored before
         }
 
     @classmethod
@@ -124,6 +128,7 @@ class RunRecord:
             fingerprint=Fingerprint.from_json(data.get("fingerprint")),
             outputs_sha256=str(data.get("outputs_sha256") or ""),
             case_wall_ms=_wall_ms(data.get("case_wall_ms")),
+            scores=tuple(item for item in data.get("scores") or () if isinstance(item, dict)),
         )
 
 

@@ -89,7 +89,10 @@ def load_testset(file: Path, *, display: str | None = None, kind: str = "test se
                 del obj["stratum"]
             cases.append(Case(CaseId(case_id), obj, expected, group, stratum, line))
     if not cases:
-        raise DataError(shown, None, f"the {kind} is empty: it needs at least one case")
+        fill = '; fill in your test set, one JSON object per line: {"id": ..., your input keys, "expected": {...}}'
+        raise DataError(
+            shown, None, f"the {kind} is empty: it needs at least one case" + (fill if kind == "test set" else "")
+        )
     return TestSet(path=shown, cases=tuple(cases), digest=canonical_digest(hasher_lines), has_groups=has_groups)
 
 

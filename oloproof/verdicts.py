@@ -134,6 +134,10 @@ REASONS: dict[str, str] = {
     "transform_changes_meaning": (
         "people labelled some transformed cases as changing meaning, so the flip rate does not measure robustness"
     ),
+    "transform_accepted": (
+        "a declared transform a person accepted (accepted: {by, reason}): its rate decides, and who accepted it and "
+        "why is shown beside the verdict"
+    ),
     "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
     "no_selected_cases": "the rule's where: (or a per: row) selects no case, so there is no evidence either way",
 }

@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("spec", ("oloproof.testset", "oloproof.policy", "oloproof.system", "oloproof.evaluators.*", "oloproof.transforms.*", "*.spec", "oloproof.measures.spec")),
     ("config", ("oloproof.config",)),
-    ("engine", ("oloproof.measures.*", "oloproof.run", "oloproof.runstore", "oloproof.lastgate", "oloproof.pairs", "oloproof.decide", "oloproof.judged", "oloproof.checks", "oloproof.result", "oloproof.slices.*", "oloproof.classification")),
+    ("engine", ("oloproof.measures.*", "oloproof.run", "oloproof.runstore", "oloproof.lastgate", "oloproof.pairs", "oloproof.decide", "oloproof.judged", "oloproof.checks", "oloproof.result", "oloproof.slices.*", "oloproof.classification", "oloproof.rulemarks", "oloproof.runscores")),
     ("capability", ("oloproof.leakage.*", "oloproof.holdout.*", "oloproof.seeds.*", "oloproof.metamorphic.*", "oloproof.compare.*")),
     ("gate", ("oloproof.gate", "oloproof.devset")),
     ("report", ("oloproof.report.*",)),

@@ -21,6 +21,13 @@ MAX_LEAVES = 5_000
 SHOWN = 12  # changes listed one by one; the rest are counted
 ROUTINE = frozenset({"system.version"})  # moves in every release pull request
 _NAMES = ("id", "criterion", "name", "type")
+# Keys that let a rule decide on weaker evidence, or not count at all (issue 18 §6-7): listed first,
+# so a pull request cannot push them past SHOWN behind other changes.
+LOOSENING = frozenset({"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels"})
+
+
+def _loosens(key: str) -> bool:
+    return any(part in LOOSENING for part in key.replace("[", ".").split("."))
 
 
 class _TooLarge(Exception):
@@ -79,6 +86,7 @@ def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[s
         return ["(its settings could not be compared key by key: review the whole file)"]
     keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
     keys = [key for key in keys if key not in ROUTINE]
+    keys.sort(key=lambda key: not _loosens(key))  # stable: the file's order within each group
 
     def shown_value(value: str | None) -> str:
         if value is None:

@@ -47,11 +47,10 @@ from oloproof.holdout.read import read_holdout as holdout_read
 from oloproof.report import annotations as ann
 from oloproof.report import terminal
 from oloproof.report.holdout import appended_line, score_line
-from oloproof.result import CheckReport, GateResult
+from oloproof.result import CheckReport, GateResult, gate_verdict
 from oloproof.run import import_outputs
 from oloproof.runstore import RunStore
 from oloproof.vcs import head_commit
-from oloproof.verdicts import worst
 
 
 def main(environ: MutableMapping[str, str] | None = None, *, out: TextIO | None = None) -> int:
@@ -203,8 +202,7 @@ def _with_holdout_read(
     else:
         report = read_holdout(session, release, reason=reason)
         checks = (*_refreshed_holdout_status(result), report)
-    verdicts = [rule.verdict for rule in result.rules] + [r.verdict for r in checks if r.verdict is not None]
-    return replace(result, checks=checks, verdict=worst(verdicts))
+    return replace(result, checks=checks, verdict=gate_verdict(result.rules, checks))  # advisory rules not counted
 
 
 def _holdout_not_read(result: GateResult) -> CheckReport:

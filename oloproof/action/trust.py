@@ -204,7 +204,7 @@ def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
             files += list(release.system.files(release.base_dir, command))
     if release.metamorphic is not None:
         files += [release.resolve(spec.labels) for spec in release.metamorphic.transforms if spec.labels is not None]
-    yaml_files = {release.file, release.policy_file}
+    yaml_files = {release.file, release.policy_file, release.seeds_file}  # the recipe rule's keys too
     out: list[str] = []
     for path in dict.fromkeys(file for file in files if file is not None):
         relative = from_top(top, Path(path))

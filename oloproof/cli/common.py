@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oloproof.inert import inert
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -50,9 +52,17 @@ def add_quiet(parser: argparse.ArgumentParser, *, verbose: bool = False) -> None
 
 def load(args: argparse.Namespace) -> Release:
     from oloproof.config import load_release  # lazy: start-up
+    from oloproof.errors import UsageError  # lazy: start-up
 
     if getattr(args, "config", None) is None:
         args.config = find_release(Path.cwd())
+    path = Path(args.config)
+    if not path.exists() and not path.is_symlink():
+        raise UsageError(
+            f"{inert(args.config)}: file not found; start a project with `oloproof init --kind "
+            "classifier|prompt|regression DIR` (or copy one with `oloproof init --example NAME`), or name the config "
+            "with -c FILE"
+        )
     return load_release(args.config)
 
 

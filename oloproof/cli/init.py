@@ -1,12 +1,17 @@
-"""``oloproof init --example NAME [DIR]``: copy a worked example to start from."""
+"""``oloproof init --example NAME [DIR]``: copy a worked example to start from; ``oloproof init --kind
+KIND DIR``: write a commented release.yaml, a policy and an empty test set for that kind of system."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from oloproof.cli import common
 from oloproof.inert import inert
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Every example `init` can copy, with what it shows (`oloproof init --list`).
 EXAMPLES = {
@@ -34,9 +39,16 @@ SUB_PROJECT_IGNORED: tuple[str, ...] = (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "init", help="copy a worked example", description="Copy a worked example into DIR (default: its name)."
+        "init",
+        help="start a project: a commented skeleton (--kind) or a worked example (--example)",
+        description="With --kind, write a commented release.yaml, policy.yaml and an empty data/test.jsonl for "
+        "that kind of system into DIR (never replacing a file), and say what to fill in. With --example, copy "
+        "a worked example into DIR (default: its name).",
     )
     parser.add_argument("--example", choices=list(EXAMPLES), help="which example")
+    parser.add_argument(
+        "--kind", choices=("classifier", "prompt", "regression"), help="write a skeleton for this kind of system"
+    )
     parser.add_argument("--list", action="store_true", help="list the examples and what each shows")
     parser.add_argument("dir", nargs="?", help="where to copy it (must not exist or be empty)")
     parser.set_defaults(handler=handle)
@@ -54,8 +66,15 @@ def handle(args: argparse.Namespace) -> int:
         for name, what in EXAMPLES.items():
             console.print(f"{name}: {what}")
         return 0
+    if args.kind is not None:
+        if args.example is not None:
+            raise UsageError("give --kind or --example, not both")
+        return _skeleton(args.kind, args.dir, console)
     if args.example is None:
-        raise UsageError(f"init needs --example NAME (one of {', '.join(EXAMPLES)}), or --list")
+        raise UsageError(
+            f"init needs --kind classifier|prompt|regression DIR, or --example NAME (one of {', '.join(EXAMPLES)}), "
+            "or --list"
+        )
     target = Path(args.dir or args.example)
     shown = inert(target)
     try:
@@ -74,6 +93,48 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"{shown}: cannot copy the example there ({exc.strerror or exc})") from None
     console.print(f"copied the {args.example} example to {inert(target)}/")
     console.print(f"next: cd {inert(target)} && {FIRST.get(args.example, 'oloproof gate')}")
+    return 0
+
+
+def _skeleton(kind: str, where: str | None, console: Console) -> int:
+    """Write the skeleton of ``kind`` into ``where``; never replace or write through anything there."""
+    from oloproof.cli.init_kinds import files, next_steps  # lazy: start-up
+    from oloproof.errors import UsageError  # lazy: start-up
+
+    if where is None:
+        raise UsageError(f"init --kind {kind} needs DIR, the directory to write the project into")
+    target = Path(where)
+    shown = inert(target)
+    planned = files(kind)
+    if target.exists() or target.is_symlink():
+        if not target.is_dir() or target.is_symlink():
+            raise UsageError(f"{shown}: already exists and is not a directory; choose another DIR")
+        present = [name for name in planned if (target / name).exists() or (target / name).is_symlink()]
+        if present:
+            raise UsageError(
+                f"{shown}: already has {', '.join(present)}; init never replaces a file: choose another DIR or "
+                "remove them"
+            )
+        linked = [name for name in planned if (target / name).parent.is_symlink()]  # never write through a link
+        if linked:
+            raise UsageError(
+                f"{shown}: {', '.join(linked)} would be written through a symbolic link; choose another DIR"
+            )
+    written: list[str] = []
+    try:
+        for name, text in planned.items():
+            path = target / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as handle:  # exclusive: a file made meanwhile is not replaced
+                handle.write(text)
+            written.append(name)
+    except FileExistsError as exc:
+        raise UsageError(f"{inert(exc.filename)}: already exists; init never replaces a file") from None
+    except OSError as exc:  # a read-only place, a name too long, a parent that is a file
+        raise UsageError(f"{shown}: cannot write the project there ({exc.strerror or exc})") from None
+    console.print(f"wrote a {kind} project to {shown}/: {', '.join(written)}")
+    for line in next_steps(kind, shown):
+        console.print(line)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from oloproof.cli import common
 from oloproof.inert import inert
@@ -41,6 +42,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.errors import UsageError  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
     from oloproof.run import describe_problems, execute, import_outputs  # lazy: start-up
+    from oloproof.runscores import score_outputs, score_text  # lazy: start-up
     from oloproof.runstore import RunStore  # lazy: start-up
 
     release = common.load(args)
@@ -48,13 +50,17 @@ def handle(args: argparse.Namespace) -> int:
     testset = load_dev_testset(release)
     store = RunStore(release.base_dir)
     console = common.console()
+
+    def scorer(outputs: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+        return score_outputs(release, testset, outputs)
+
     if args.outputs:
         if args.command:
             raise UsageError("give --outputs or --command, not both")
         if not args.run_version:
             raise UsageError("--outputs needs --version NAME (the system version that produced them)")
         record, _ = import_outputs(
-            release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs
+            release, testset, store, Path(args.outputs), version=args.run_version, shown=args.outputs, scorer=scorer
         )
     else:
         if args.command and not args.run_version:
@@ -66,7 +72,13 @@ def handle(args: argparse.Namespace) -> int:
             )
         with common.BatchProgress("running system", quiet=args.quiet) as progress:
             record, _ = execute(
-                release, testset, store, on_batch=progress, command=args.command, version=args.run_version
+                release,
+                testset,
+                store,
+                on_batch=progress,
+                command=args.command,
+                version=args.run_version,
+                scorer=scorer,
             )
     from rich.text import Text  # lazy: start-up
 
@@ -82,6 +94,11 @@ def handle(args: argparse.Namespace) -> int:
     )
     for problem in describe_problems(record):
         console.print(f"  {inert(problem)}")
+    if record.scores:  # shown, not decided: `oloproof gate` decides on the rules' intervals
+        level = f"{release.policy.confidence * 100:g}%"
+        console.print(f"scores on these outputs ({level} intervals; the gate decides, not this list):")
+        for score in record.scores:
+            console.print(f"  {inert(score_text(score))}")
     if args.json:
         common.write_json(args.json, record.to_json())
     return 0

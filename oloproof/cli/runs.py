@@ -26,6 +26,7 @@ def handle(args: argparse.Namespace) -> int:
     from oloproof.devset import load_dev_testset  # lazy: start-up
     from oloproof.errors import OloproofError  # lazy: start-up
     from oloproof.report.terminal import short_digest  # lazy: start-up
+    from oloproof.runscores import score_text  # lazy: start-up
     from oloproof.runstore import RefScope, RunStore, resolve_ref  # lazy: start-up
 
     release = common.load(args)
@@ -42,6 +43,7 @@ def handle(args: argparse.Namespace) -> int:
     table = Table(header_style="bold")
     for column in ("ref", "run id", "version", "status", "outputs", "test set", "started"):
         table.add_column(column)
+    scores: list[str] = []  # under the table, one line per run: never squeezed or cut by the table's width
     for record in records:
         back = back_of.get(record.run_id)
         ref = "(other set)" if back is None else "latest" if back == 0 else f"latest~{back}"
@@ -54,9 +56,14 @@ def handle(args: argparse.Namespace) -> int:
             short_digest(record.testset_digest),
             record.started_at[:19].replace("T", " "),
         )
+        shown = "; ".join(score_text(score, short=True) for score in record.scores) or "-"  # none for older runs
+        scores.append(f"{ref} ({record.run_id}): {shown}")
     console = common.console()
     if records:
         console.print(table)
+        console.print("scores when each run was recorded (* approximate; shown, never decided on):")
+        for line in scores:
+            console.print(f"  {inert(line)}")
     else:
         console.print("no runs yet: make one with `oloproof run` (or `oloproof gate`)")
     if args.json:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from oloproof.testset import TestSet
 
 # What people said about the cases a transform changed (oloproof.metamorphic.labels decides it).
-LabelState = Literal["declared", "validated", "unlabelled", "changes_meaning"]
+LabelState = Literal["declared", "accepted", "validated", "unlabelled", "changes_meaning"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,11 +35,16 @@ class LabelStatus:
     unbound: tuple[str, ...] = ()  # labelled without a digest: not bound to any pair a person saw
     unused: int = 0  # labels for cases the transform did not change (or not in the test set)
     file_exists: bool = True  # False: the declared labels file does not exist yet (every changed case unlabelled)
+    # A declared transform the team accepted (``accepted: {by, reason}``): its flip rate decides.
+    accepted_by: str | None = None
+    accepted_reason: str | None = None
 
     @property
     def reasons(self) -> tuple[str, ...]:
         if self.state == "declared":
             return ("transform_declared",)
+        if self.state == "accepted":
+            return ("transform_accepted",)
         codes: list[str] = []
         if self.changed_meaning:
             codes.append("transform_changes_meaning")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ class LabelMatch:
         notes: dict[str, str] = {}
         outputs = ctx.outputs
         key, exp_key = self.field, self.expected_field
+        typed = TypeTally()
         for index, case in enumerate(cases):
             expected = case.expected.get(exp_key, _MISSING)
             if expected is _MISSING:
@@ -61,11 +63,59 @@ class LabelMatch:
                 values[index] = np.nan
                 notes[case.id] = f"output has no '{key}'"
                 continue
+            typed.add(case.id, got, expected)
             if type(got) is type(expected) and type(got) in (str, int, float):
                 values[index] = 1.0 if got == expected else 0.0  # the common case, without a call
             else:
                 values[index] = 1.0 if same_value(got, expected) else 0.0
-        return CriterionOutcome(criterion=self.criterion, kind="binary", values=values, notes=notes)
+        note = typed.note(key, exp_key)
+        return CriterionOutcome(
+            criterion=self.criterion, kind="binary", values=values, notes=notes, details={"note": note} if note else {}
+        )
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value: "1" is a string, 1 and 1.0 are numbers, true is a boolean."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "null"
+
+
+class TypeTally:
+    """How many answered cases compare an output and an expected value of different JSON types (a
+    model that answers "1" where the test set says 1 fails every case, and should be told why)."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+        self.differ = 0
+        self.example: tuple[str, Any, Any] | None = None
+
+    def add(self, case_id: str, got: Any, expected: Any) -> None:
+        self.answered += 1
+        if json_type(got) != json_type(expected):
+            self.differ += 1
+            self.example = self.example or (case_id, got, expected)
+
+    def note(self, key: str, exp_key: str) -> str:
+        """A sentence when most answered cases differ in type ("" otherwise)."""
+        if not self.example or self.differ * 2 <= self.answered:
+            return ""
+        case_id, got, expected = self.example
+
+        def shown(value: Any) -> str:
+            text = json.dumps(value, ensure_ascii=False)
+            return text if len(text) <= 40 else text[:37] + "..."
+
+        return (
+            f"On {self.differ} of {self.answered} answered cases output.{key} and expected.{exp_key} differ in JSON "
+            f"type (case {case_id}: output {shown(got)}, a {json_type(got)}; expected {shown(expected)}, a "
+            f'{json_type(expected)}): label_match compares JSON values, so "1" is not 1; write both as the same '
+            "type."
+        )
 
 
 _MISSING = object()

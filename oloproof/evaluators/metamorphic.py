@@ -152,6 +152,13 @@ class MetamorphicRelation:
             "not_applicable_reasons": dict(why.most_common()),
             "flipped_ids": flipped_ids[:LIST_LIMIT],
             "labels": variant.labels.to_json(LIST_LIMIT) if variant.validated else None,
+            "accepted": None
+            if variant.labels.state != "accepted"
+            else {
+                "transform": variant.name,
+                "by": variant.labels.accepted_by,
+                "reason": variant.labels.accepted_reason,
+            },
             "run": None
             if run is None
             else {

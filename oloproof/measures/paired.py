@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from oloproof.decide import INVALIDATING, interval_text, side_of, unfit_for_review
+from oloproof.policy import allows_approximate
 from oloproof.result import RuleResult
 from oloproof.verdicts import Verdict
 
@@ -109,7 +110,7 @@ def decide_paired(
             sentence=f"{head}; the evidence is invalid ({', '.join(invalid)}), so the rule is not decided.",
             **common,  # type: ignore[arg-type]
         )
-    if interval.approximate and not policy.allow_approximate_methods:
+    if interval.approximate and not allows_approximate(rule, policy):
         codes = (*reasons, "approximate_method")
         if "missing_outputs" in reasons:
             return RuleResult(
@@ -123,8 +124,8 @@ def decide_paired(
             verdict=Verdict.MANUAL_REVIEW,
             reasons=codes,
             interval=interval,
-            sentence=f"{head}; the method ({interval.method}) is approximate: set allow_approximate_methods: true in "
-            "the policy to let it decide, or review by hand.",
+            sentence=f"{head}; the method ({interval.method}) is approximate: set approximate: allow on the rule (or "
+            "allow_approximate_methods: true in the policy) to let it decide, or review by hand.",
             **common,  # type: ignore[arg-type]
         )
     # An error may rise by at most max_drop (a max rule at +max_drop); a rate or AUC may fall by at most it.

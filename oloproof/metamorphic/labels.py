@@ -73,6 +73,9 @@ def label_status(
 ) -> LabelStatus:
     """Compare the labels with the changed cases of ``variant``."""
     if not variant.spec.validated:
+        accepted = variant.spec.accepted
+        if accepted is not None:  # a person took responsibility for the change keeping meaning
+            return LabelStatus(state="accepted", file=None, accepted_by=accepted[0], accepted_reason=accepted[1])
         return LabelStatus(state="declared", file=None)
     labels = labels or {}
     preserved: list[str] = []

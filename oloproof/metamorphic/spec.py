@@ -48,6 +48,20 @@ TRANSFORM = Obj(
             "(write it with `oloproof metamorphic label NAME`). Without labels for every changed case the "
             "transform's rules do not decide.",
         ),
+        "accepted": Prop(
+            Obj(
+                {
+                    "by": Prop(Scalar("str", nonempty=True), required=True, doc="Who accepts the transform."),
+                    "reason": Prop(
+                        Scalar("str", nonempty=True),
+                        required=True,
+                        doc="Why the change keeps each case's meaning (shown beside the verdict).",
+                    ),
+                }
+            ),
+            doc="Tabular (declared) transforms: a person accepts that the change keeps each case's meaning, so "
+            "its flip rate decides rules; who and why are printed beside the verdict in every report.",
+        ),
     },
     doc="One declared transform.",
 )
@@ -76,6 +90,7 @@ class TransformSpec:
     digest: str  # of kind, parameters and field: names the output directory of image files
     line: int | None
     key_path: str
+    accepted: tuple[str, str] | None = None  # (by, reason) of a declared transform the team accepted
 
     @property
     def validated(self) -> bool:
@@ -129,6 +144,13 @@ def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: 
                 f"{kind.name} is a declared transform: a person cannot judge whether it keeps a case's meaning, so "
                 "labels do not apply (its rules are INSUFFICIENT_EVIDENCE with transform_declared)",
             )
+        accepted = raw["accepted"]
+        if accepted is not None and is_validated(kind.family):
+            raise doc.error(
+                f"{key_path}.accepted",
+                f"{kind.name} is a {kind.family} transform: people confirm it keeps meaning with labels "
+                "(labels: FILE); accepted applies to declared (tabular) transforms only",
+            )
         specs.append(
             TransformSpec(
                 name=name,
@@ -141,6 +163,7 @@ def build_metamorphic(doc: Document, evaluators: tuple[Evaluator, ...], policy: 
                 digest=params_digest(kind.name, {"field": raw["field"], **transform.params()}),
                 line=doc.line(key_path),
                 key_path=key_path,
+                accepted=None if accepted is None else (accepted["by"], accepted["reason"]),
             )
         )
     declared = [spec.name for spec in specs]

@@ -99,6 +99,7 @@ def collect(
         level = level_of(rule.verdict, fail_on)
         if level is None:
             continue
+        level = "notice" if rule.advisory else level  # shown, never fails the gate
         reasons = ", ".join(code for code in rule.reasons if code != "interval_clears_threshold")
         message = rule.full_sentence + (f"\nreasons: {reasons}" if reasons else "")
         file = path_of(rule.source)
@@ -107,7 +108,9 @@ def collect(
                 len(found),
                 Annotation(
                     level=level,
-                    title=made_inert(f"oloproof: rule {rule.rule_id} is {rule.verdict.value}"),
+                    title=made_inert(
+                        f"oloproof: {'advisory ' if rule.advisory else ''}rule {rule.rule_id} is {rule.verdict.value}"
+                    ),
                     message=message,
                     file=file,
                     line=rule.line if file is not None else None,

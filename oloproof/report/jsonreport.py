@@ -57,6 +57,7 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "policy": {
             "confidence": release.policy.confidence,
             "allow_approximate_methods": release.policy.allow_approximate_methods,
+            "rules_allowing_approximate": [rule.id for rule in release.policy.rules if rule.approximate == "allow"],
             "source": release.policy.source,
         },
         "run": None

@@ -1,7 +1,9 @@
 """JUnit XML: one test case per rule, so any CI can show rules as tests.
 
 PASS passes; FAIL, INSUFFICIENT_EVIDENCE and MANUAL_REVIEW are failures (each fails the gate
-by default) with the verdict as the failure type; BLOCKED is an error.
+by default) with the verdict as the failure type; BLOCKED is an error. An advisory rule that does
+not pass is skipped (it never fails the gate), its verdict in the message. What is said beside a
+rule's verdict (advisory, its own ``approximate: allow``, an accepted transform) is its system-out.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from oloproof.verdicts import Verdict
 
 
 def render(result: GateResult) -> str:
-    failures = sum(1 for rule in result.rules if rule.verdict not in (Verdict.PASS, Verdict.BLOCKED))
-    errors = sum(1 for rule in result.rules if rule.verdict is Verdict.BLOCKED)
+    counted = [rule for rule in result.rules if not rule.advisory]
+    failures = sum(1 for rule in counted if rule.verdict not in (Verdict.PASS, Verdict.BLOCKED))
+    errors = sum(1 for rule in counted if rule.verdict is Verdict.BLOCKED)
+    skipped = sum(1 for rule in result.rules if rule.advisory and rule.verdict is not Verdict.PASS)
     suite = ET.Element(
         "testsuite",
         name=f"oloproof gate ({result.release.path})",
         tests=str(len(result.rules)),
         failures=str(failures),
         errors=str(errors),
-        skipped="0",
+        skipped=str(skipped),
         timestamp=result.generated_at,
     )
     props = ET.SubElement(suite, "properties")
@@ -40,9 +44,11 @@ def render(result: GateResult) -> str:
         )
         if rule.line is not None:
             case.set("line", str(rule.line))
+        if rule.marks:
+            ET.SubElement(case, "system-out").text = "\n".join(rule.marks)
         if rule.verdict is Verdict.PASS:
             continue
-        tag = "error" if rule.verdict is Verdict.BLOCKED else "failure"
+        tag = "skipped" if rule.advisory else "error" if rule.verdict is Verdict.BLOCKED else "failure"
         element = ET.SubElement(
             case, tag, type=rule.verdict.value, message=f"{rule.verdict.value}: {rule.full_sentence}"
         )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from oloproof.inert import inert, inert_lines
 from oloproof.report import classes, slices
-from oloproof.result import RuleResult, shared_caveats
+from oloproof.result import RuleResult, accepted_text, shared_caveats
 from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
 
@@ -121,6 +121,8 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
         if result.rules
         else "No rules were decided."
     )
+    if advisory := sum(1 for rule in result.rules if rule.advisory):  # counted above, never in the verdict
+        sentence += f" {advisory} advisory (shown, not counted in the verdict)."
     if fail_on is not None:
         failing = ", ".join(v.value for v in sorted(fail_on, key=lambda v: -v.severity)) or "none"
         if result.verdict in fail_on:
@@ -164,7 +166,8 @@ def _rules_block(result: GateResult, *, severe_first: bool) -> Block:
         estimate = f"{rule.interval.estimate:.3f}" if rule.interval is not None else "—"
         rows.append(
             f"| {code(rule.rule_id)} | {code(rule.criterion)} | {estimate} | {interval_cell(rule)} | "
-            f"{threshold_text(rule)} | {verdict_badge(rule.verdict)} | {reasons_cell(rule.reasons)} |\n"
+            f"{threshold_text(rule)} | {verdict_badge(rule.verdict)}{' (advisory)' if rule.advisory else ''} | "
+            f"{reasons_cell(rule.reasons)} |\n"
         )
     if not rows:
         rows.append("| — | | | | | | |\n")
@@ -188,7 +191,8 @@ def _why_block(result: GateResult) -> Block:
         f"- {ICON[rule.verdict]} {code(rule.rule_id)} **{rule.verdict.value}**: {esc(rule.sentence)}\n"
         for rule in sorted(result.rules, key=lambda rule: -rule.verdict.severity)
         if rule.verdict is not Verdict.PASS
-    ]
+    ]  # then what is said beside a verdict: advisory, approximate: allow, an accepted transform
+    rows += [f"- {code(rule.rule_id)}: {esc(mark)}\n" for rule in result.rules for mark in rule.marks]
     if not rows:
         return Block()
     return Block(head="**Why**\n\n", rows=rows, name="reasons")
@@ -275,14 +279,15 @@ def _metamorphic_block(result: GateResult) -> Block:
             rate = info.get("flip_rate")
             missing = info.get("missing") or 0
             answered = f"{info.get('flips')}/{info.get('answered')}" + (f" ({missing} missing)" if missing else "")
-            status = str(info.get("status"))
+            status, accepted = str(info.get("status")), info.get("accepted")
+            status = accepted_text(accepted) if isinstance(accepted, dict) else LABEL_STATUS.get(status, status)
             readers = " ".join(code(rule_id) for rule_id in read_by.get(criterion, [])) or "none (reported only)"
             rows.append(
                 f"| {code(name)}<br><sub>{esc(info.get('kind'))} on {esc(info.get('input_field'))}</sub> | "
                 f"{code(criterion)} | "
                 f"{'—' if not isinstance(rate, (int, float)) else f'{rate:.3f}'} | {esc(answered)} | "
                 f"{esc(info.get('not_applicable'))} | "
-                f"{esc(LABEL_STATUS.get(status, status))} | {readers} |\n"
+                f"{esc(status)} | {readers} |\n"
             )
     head = (
         "### Metamorphic flip rates\n\n"

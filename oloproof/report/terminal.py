@@ -12,7 +12,7 @@ from rich.text import Text
 from oloproof.inert import inert, inert_lines
 from oloproof.report.classes import terminal_text as classes_text
 from oloproof.report.slices import terminal_lines
-from oloproof.result import GateResult, shared_caveats
+from oloproof.result import GateResult, accepted_text, shared_caveats
 from oloproof.stats.caveats import JUDGE_GRADED
 from oloproof.store import short_digest as short_digest  # one shortening; renderers import it from here too
 from oloproof.verdicts import Verdict
@@ -84,7 +84,7 @@ def build(result: GateResult, *, width: int | None = None, detail: Detail = "nor
             estimate,
             bounds,
             threshold,
-            Text(rule.verdict.value, style=STYLE[rule.verdict]),
+            Text(rule.verdict.value + (" (advisory)" if rule.advisory else ""), style=STYLE[rule.verdict]),
             reasons,
         )
     for report in result.checks:
@@ -101,7 +101,16 @@ def build(result: GateResult, *, width: int | None = None, detail: Detail = "nor
     parts.append(table if width is None or fits(table, width) else plain_rows(table))
     marked = [rule.interval for rule in result.rules if rule.interval is not None and rule.interval.approximate]
     if any(not interval.method.startswith(JUDGE_GRADED) for interval in marked):
-        parts.append(Text("* approximate interval; decides only with allow_approximate_methods: true", style="dim"))
+        parts.append(
+            Text(
+                "* approximate interval; decides only with allow_approximate_methods: true or the rule's "
+                "approximate: allow",
+                style="dim",
+            )
+        )
+    for rule in result.rules:  # what is said beside a verdict (advisory, approximate: allow, accepted)
+        for mark in rule.marks:
+            parts.append(Text(f"{inert(rule.rule_id)}: {inert(mark)}"))
     if any(interval.method.startswith(JUDGE_GRADED) for interval in marked):
         parts.append(Text("* judge-graded paired interval: shown, never decides", style="dim"))
     for ids, text in shared_caveats(result.rules):
@@ -216,7 +225,9 @@ def metamorphic_lines(result: GateResult) -> Text:
             f" ({info['kind']} on {inert(info['input_field'])}; {inert(criterion)}): flip rate {rate} "
             f"({info['flips']}/{info['answered']} changed cases"
             + (f", {info['missing']} missing" if info["missing"] else "")
-            + f"; {info['not_applicable']} not applicable), {info['status']}\n"
+            + f"; {info['not_applicable']} not applicable), "
+            + (inert(accepted_text(info["accepted"])) if isinstance(info.get("accepted"), dict) else info["status"])
+            + "\n"
         )
     if text.plain:
         head = Text("metamorphic: ", style="bold")

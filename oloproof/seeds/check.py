@@ -26,6 +26,7 @@ from oloproof.evaluators.registry import kind_of
 from oloproof.inert import inert
 from oloproof.measures.registry import measure_of
 from oloproof.pairs import judge_only
+from oloproof.policy import allows_approximate
 from oloproof.result import CheckReport, RuleResult
 from oloproof.run import describe_problems
 from oloproof.seeds.copies import count_seeds, counted_details, seed_notes
@@ -316,17 +317,18 @@ def _verdict(
         return result(
             Verdict.INSUFFICIENT_EVIDENCE, reasons, f"{head}; the evidence is invalid, so the recipe is not judged."
         )
-    if not policy.allow_approximate_methods and missing:
+    if not allows_approximate(rule, policy) and missing:
         return result(
             Verdict.INSUFFICIENT_EVIDENCE,
             [*reasons, "approximate_method"],
             f"{head}; {unfit_for_review(reasons)}: a manual review needs every output, so the recipe is not judged.",
         )
-    if not policy.allow_approximate_methods:
+    if not allows_approximate(rule, policy):
         return result(
             Verdict.MANUAL_REVIEW,
             [*reasons, "approximate_method"],
-            f"{head}; the seeds interval is approximate: set allow_approximate_methods: true to let it decide.",
+            f"{head}; the seeds interval is approximate: set approximate: allow on the recipe rule (or "
+            "allow_approximate_methods: true in the policy) to let it decide.",
         )
     threshold, relation = rule.threshold, rule.kind
     side = side_of(rule.kind, threshold, recipe.interval)

@@ -175,3 +175,74 @@ def test_rewritten_transform_labels_are_named(action: ActionRun, monkeypatch: py
     assert changed_settings(b"a: 1\n", bomb, "release.yaml") == [
         "(its settings could not be compared key by key: review the whole file)"
     ]
+
+
+def test_a_pull_request_that_makes_a_rule_advisory_or_approximate_cannot_hide_it(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 18 §6-7: a hostile PR turns the failing rule advisory, lets a rule decide on an
+    # approximate interval and accepts a transform, behind a dozen harmless-looking edits: the
+    # gate passes (it cannot judge the decision), but the reviewer sees those keys first.
+    base = base_branch(action, monkeypatch)  # 85/100 against min 0.9: FAIL on the base branch
+    release = action.workspace / "release.yaml"
+    text = release.read_text()
+    rule = "  - {id: accurate, criterion: correct, min: 0.9}"
+    assert rule in text
+    noise = "".join(f"  - {{id: filler{i}, criterion: correct, min: 0.5, description: note {i}}}\n" for i in range(14))
+    hostile = (
+        "  - {id: accurate, criterion: correct, min: 0.9, advisory: true}\n"
+        + noise
+        + "  - {id: loose, criterion: correct, min: 0.5, approximate: allow}"
+    )
+    release.write_text(text.replace(rule, hostile))
+    check, summary, verdict = pr_row(action, base)
+    assert verdict == "PASS"
+    lines = [str(item) for item in check["lines"]]  # type: ignore[union-attr]
+    [row] = [line for line in lines if "settings changed:" in line]
+    shown = row.split("settings changed: ", 1)[1]
+    assert shown.startswith(
+        "policy.rules[id=accurate].advisory: (unset) -> true; policy.rules[id=loose].approximate: (unset) -> allow"
+    ), row
+    assert "and " in shown and " more" in shown  # the fillers are counted, not the loosening keys
+    assert "settings changed: policy.rules&#91;id=accurate&#93;.advisory: (unset) -&gt; true" in summary, summary
+
+
+def test_a_seeds_file_that_gains_approximate_allow_is_named_key_by_key(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recipe rule may live in its own seeds file: its settings are compared key by key too.
+    root = action.workspace
+    (root / "seeds.yaml").write_text(
+        "recipe: r1\ncheckpoints: {s1: 'version:v1'}\nrule: {id: recipe_ok, criterion: correct, min: 0.5}\n"
+    )
+    release = root / "release.yaml"
+    release.write_text(release.read_text() + "seeds: seeds.yaml\n")
+    base = base_branch(action, monkeypatch)
+    seeds = root / "seeds.yaml"
+    seeds.write_text(seeds.read_text().replace("min: 0.5}", "min: 0.5, approximate: allow, advisory: true}"))
+    check, summary, _ = pr_row(action, base)
+    lines = [str(item) for item in check["lines"]]  # type: ignore[union-attr]
+    assert any(
+        line.startswith("seeds.yaml is changed by this pull request")
+        and line.endswith(
+            "settings changed: rule.approximate: (unset) -> allow; rule.advisory: (unset) -> true"
+        )
+        for line in lines
+    ), lines
+    assert "seeds.yaml is changed by this pull request" in summary
+
+
+def test_an_accepted_transform_is_listed_before_other_changes() -> None:
+    from oloproof.action.config_diff import changed_settings
+
+    base = (  # the transform comes after the rules: in file order its acceptance would be listed last
+        "policy:\n  rules:\n"
+        + "".join(f"    - {{id: r{i}, criterion: correct, min: 0.{i + 1}}}\n" for i in range(14))
+        + "metamorphic:\n  transforms:\n    - {name: sensor, field: x, perturb: {kind: numeric_noise, scale: 0.5}}\n"
+    )
+    head = base.replace("scale: 0.5}}", "scale: 0.5}, accepted: {by: me, reason: fine}}").replace("min: 0.", "min: 0.0")
+    lines = changed_settings(base.encode(), head.encode(), "release.yaml")
+    assert lines[:2] == [
+        "metamorphic.transforms[name=sensor].accepted.by: (unset) -> me",
+        "metamorphic.transforms[name=sensor].accepted.reason: (unset) -> fine",
+    ]

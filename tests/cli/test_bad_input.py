@@ -134,7 +134,7 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
         (
             "min: 0.8",
             "mn: 0.8",
-            "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, quantile, score, where",
+            "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where",
         ),
         (
             "min: 0.8",
@@ -225,13 +225,16 @@ def test_errors_in_a_policy_file_name_that_file(project: Project, capsys: pytest
     message = gate_error(project, release, capsys)
     assert (
         message
-        == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, quantile, score, where"
+        == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where"
     )
 
 
 def test_missing_and_empty_and_non_utf8_config(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gate"]) == ExitCode.USAGE
-    assert capsys.readouterr().err.strip().endswith("release.yaml: file not found")
+    assert capsys.readouterr().err.strip().endswith(
+        "release.yaml: file not found; start a project with `oloproof init --kind classifier|prompt|regression DIR` "
+        "(or copy one with `oloproof init --example NAME`), or name the config with -c FILE"
+    )
     assert (
         gate_error(project, "", capsys)
         == "release.yaml: the file is empty; it needs system, testset, evaluators and policy"
@@ -248,14 +251,18 @@ def write_raw(project: Project, raw: bytes) -> None:
 
 
 GOOD = b'{"id": "a", "expected": {"label": 1}, "x": 1}\n'
+EMPTY_SET = (
+    "data/test.jsonl: the test set is empty: it needs at least one case; fill in your test set, one JSON object per "
+    'line: {"id": ..., your input keys, "expected": {...}}'
+)
 
 
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
         (GOOD + GOOD, "data/test.jsonl:2: duplicate case id 'a' (first on line 1)"),
-        (b"", "data/test.jsonl: the test set is empty: it needs at least one case"),
-        (b"\n\n", "data/test.jsonl: the test set is empty: it needs at least one case"),
+        (b"", EMPTY_SET),
+        (b"\n\n", EMPTY_SET),
         (
             GOOD + b'{"id": "b", "expected": {"label": NaN}}\n',
             "data/test.jsonl:2: NaN and Infinity are not valid JSON numbers",

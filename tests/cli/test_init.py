@@ -80,7 +80,10 @@ def test_the_prompt_holdout_example_brings_its_evidence(tmp_path: Path) -> None:
 
 def test_init_needs_an_example_and_refuses_a_full_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init"]) == 2
-    assert "init needs --example NAME (one of model-validation, prompt-holdout, redaction-pressure), or --list" in capsys.readouterr().err
+    assert (
+        "init needs --kind classifier|prompt|regression DIR, or --example NAME (one of model-validation, prompt-holdout, "
+        "redaction-pressure), or --list"
+    ) in capsys.readouterr().err
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
     assert main(["init", "--example", "model-validation", str(tmp_path / "full")]) == 2
