@@ -38,8 +38,8 @@ from oloproof.runstore import RefScope, RunRecord, RunStore
 from oloproof.seeds.check import SeedsCheck
 from oloproof.slices.rule import decide_sliced
 from oloproof.store import utc_stamp
-from oloproof.testset import TestSet, load_testset
-from oloproof.verdicts import Verdict, worst
+from oloproof.testset import TestSet
+from oloproof.verdicts import Verdict
 
 
 def registry() -> dict[str, GateCheck]:

@@ -9,7 +9,7 @@ read from the installed package, never downloaded. The gate itself does not need
 model/predict.py scores with NumPy from the exported weights.
 
     data/training.jsonl   341 tumours {"features", "label"} (60%, stratified, seed 0)
-    data/test.jsonl       228 cases {"id", "features", "expected": {"diagnosis"}, "stratum"}
+    data/test.jsonl       228 cases {"id", "features", "expected": {"label"}, "stratum"}
     model/weights.npz     the released model, trained by model/train.py on data/training.jsonl
 
 A case's `stratum` is the tumour's size (its mean radius: small < 12, medium 12 to 15, large
@@ -54,7 +54,7 @@ def build(root: str) -> None:
     os.makedirs(os.path.join(root, "data"), exist_ok=True)
     training = [{"features": rows[i], "label": diagnosis[i]} for i in sorted(train_at)]
     test = [
-        {"id": f"tumour-{i:03d}", "features": rows[i], "expected": {"diagnosis": diagnosis[i]},
+        {"id": f"tumour-{i:03d}", "features": rows[i], "expected": {"label": diagnosis[i]},
          "stratum": size(rows[i]["mean_radius"])}
         for i in sorted(test_at)
     ]

@@ -160,7 +160,7 @@ def _per_rows(
         remaining = [index for index in remaining if index not in decided]
     rows = [results[i] for i in range(len(slices))]
     verdict = worst([row.verdict for row in rows])
-    at = next(i for i, row in enumerate(rows) if row.verdict is verdict)
+    at = min((i for i, row in enumerate(rows) if row.verdict is verdict), key=lambda i: _margin(rule, rows[i]))
     rep = rows[at]
     fwer = (
         f"Holm's step-down over the {len(rows)} rows (fwer: holm; each row's interval is at the level that decided it)"
@@ -182,6 +182,17 @@ def _per_rows(
         "rows": [_row_json(slices[i], row, rounds[i], rule) for i, row in enumerate(rows)],
     }
     return replace(rep, verdict=verdict, sentence=sentence, details=details)
+
+
+def _margin(rule: Rule, row: RuleResult) -> float:
+    """How far a row's deciding bound clears its threshold (negative: misses it); a row without an
+    interval first. Among rows of the worst verdict, the one nearest to the other side is shown."""
+    interval = row.interval
+    if interval is None:
+        return float("-inf")
+    if rule.kind == "max":
+        return rule.threshold - interval.high
+    return interval.low - rule.threshold
 
 
 def _row(

@@ -424,3 +424,16 @@ def test_labels_beyond_64_bits_are_selected_exactly_and_reported(project: Projec
     assert where["details"]["subset"]["where"] == {"output.label": [str(big)]}
     assert [row["value"] for row in per["details"]["rows"]] == [str(big)]
     assert data["criteria"]["correct"]["details"]["classification"]["matrix"]["labels"] == [str(big - 1), str(big)]
+
+
+def test_when_every_row_passes_the_rule_shows_the_row_nearest_to_failing(project: Project) -> None:
+    """The rule's headline (estimate, interval) is the row whose bound is closest to the threshold,
+    not the first row: a reader of a PASS sees the weakest slice."""
+    cases = penguins(n_per=80, wrong={"Chinstrap": 6})
+    project.write(cases=cases, rules="    - {id: per_species, criterion: correct, min: 0.7, per: expected.label}")
+    code, data = report(project)
+    assert code == ExitCode.PASS
+    rule = data["rules"][0]
+    assert [row["verdict"] for row in _rows(data)] == ["PASS", "PASS", "PASS"]
+    assert rule["estimate"] == pytest.approx(74 / 80)
+    assert "Worst row expected.label = Chinstrap" in rule["sentence"]

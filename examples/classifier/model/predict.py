@@ -6,9 +6,9 @@ Reads JSONL cases on stdin, one object per line with an `id` and a `features` ob
 key, such as `expected`, is ignored and never needed). Writes one JSON object per case on stdout,
 in input order:
 
-    {"id": "tumour-004", "diagnosis": "malignant", "score": 0.998113, "latency_ms": 0.021}
+    {"id": "tumour-004", "label": "malignant", "score": 0.998113, "latency_ms": 0.021}
 
-`score` is the model's probability that the tumour is malignant, `diagnosis` is "malignant" when
+`score` is the model's probability that the tumour is malignant, `label` is "malignant" when
 it is at least 0.5, and `latency_ms` is the wall time spent scoring that one case (each case is
 scored on its own, as a service answering one request would). A case whose features are missing
 or not numbers gets {"id": ..., "error": "..."} instead (and a note on stderr); the rest of the
@@ -83,7 +83,7 @@ def main(argv=None):
             out.append({"id": case.get("id"), "error": str(exc)})
             continue
         took = (time.perf_counter() - started) * 1000.0
-        out.append({"id": case.get("id"), "diagnosis": label, "score": p, "latency_ms": round(took, 3)})
+        out.append({"id": case.get("id"), "label": label, "score": p, "latency_ms": round(took, 3)})
     sys.stdout.write("".join(json.dumps(o) + "\n" for o in out))
     sys.stdout.flush()
     return 0
