@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 # Every example `init` can copy, with what it shows (`oloproof init --list`).
 EXAMPLES = {
+    "classifier": "a scikit-learn tumour classifier: accuracy, recall and precision on one class, per-slice, AUC, p95 latency",
     "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
     "redaction-pressure": "a Verifiers environment (its own uv sub-project) gated on its dev split, private holdout",
@@ -25,6 +26,7 @@ EXAMPLES = {
 SUB_PROJECTS = {"redaction-pressure": ("environments", "redaction_pressure")}
 # What to run first in each copy: the example's main job (its README's first command).
 FIRST = {
+    "classifier": "oloproof leakage check --training data/training.jsonl --record && oloproof gate",
     "model-validation": "oloproof leakage check --training data/training.jsonl --record && oloproof gate",
     "redaction-pressure": "uv sync --frozen && oloproof gate",
 }
