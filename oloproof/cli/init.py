@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # Every example `init` can copy, with what it shows (`oloproof init --list`).
 EXAMPLES = {
-    "classifier": "a scikit-learn tumour classifier: accuracy, recall and precision on one class, per-slice, AUC, p95 latency",
+    "classifier": "a scikit-learn tumour classifier: recall and precision on one class, slices, AUC, p95 latency",
     "model-validation": "a loan model trained by NumPy: leakage, declared noise, five seeds; and an image project",
     "prompt-holdout": "six weeks of prompt work on a contract-clause extractor: dev runs, READS.log, compare and gap",
     "redaction-pressure": "a Verifiers environment (its own uv sub-project) gated on its dev split, private holdout",
