@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from oloproof.evaluators.base import CriterionOutcome
-from oloproof.gate import _decide
+from oloproof.gate import _decide, registry
 from oloproof.policy import JudgePolicy, Policy, Rule
 from oloproof.slices.rule import decide_sliced
 from oloproof.stats.holm import holm_reject, row_p_values
@@ -51,7 +51,9 @@ def test_rounds_equal_holm_on_exact_p_values(seed: int) -> None:
         fwer=fwer,  # type: ignore[arg-type]
     )
     outcome = CriterionOutcome(criterion="correct", kind="binary", values=np.array(values))
-    result = decide_sliced(rule, outcome, _policy(rule), testset, {}, decide=_decide)
+    result = decide_sliced(
+        rule, outcome, _policy(rule), testset, {}, decide=lambda r, o, p, t: _decide(r, o, p, t, registry())
+    )
     rows = result.details["rows"]
     claims = [
         row_p_values(int(r["passes"]), r["n"], missing=r["missing"], threshold=threshold, kind=kind) for r in rows

@@ -31,7 +31,7 @@ def grouped_cases(n: int = 120, groups: int = 40, wrong: int = 2) -> list[dict[s
 def gate(project: Project, *extra: str) -> tuple[int, dict[str, Any], str, str, ET.Element]:
     """The gate's exit code, JSON report, terminal text, Markdown summary and JUnit root."""
     out, md, junit = (project.root / name for name in ("r.json", "r.md", "r.xml"))
-    code = project.cli("gate", "-q", "--json", str(out), "--markdown", str(md), "--junit", str(junit), *extra)
+    code = project.cli("gate", "--json", str(out), "--markdown", str(md), "--junit", str(junit), *extra)
     return code, json.loads(out.read_text()), "", md.read_text(), ET.fromstring(junit.read_text())
 
 

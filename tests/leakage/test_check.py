@@ -28,7 +28,7 @@ def training(tmp_path: Path, texts: list[str], *, answer: int = 1) -> Path:
 
 def gate(project: Project) -> tuple[int, dict[str, Any]]:
     out = project.root / "gate.json"
-    code = project.cli("gate", "--json", str(out), "-q")
+    code = project.cli("gate", "--json", str(out))
     return code, json.loads(out.read_text())
 
 
@@ -67,7 +67,7 @@ def test_clean_record_unblocks_and_shows_status(project: Project, tmp_path: Path
     check = leakage_of(report)
     assert check["data"]["status"] == "clean" and check["data"]["leaked_ids"] == []
     assert check["data"]["training"]["name"] == "training.jsonl"
-    assert project.cli("gate", "-q") == 0
+    assert project.cli("gate") == 0
     out = capsys.readouterr().out
     assert "leakage: clean: 60 cases checked against 2 rows of data-private/training.jsonl (all input keys; numbers exact)" in out
 
@@ -107,7 +107,7 @@ def test_leaked_cases_invalidate_every_rule_not_fail(project: Project, tmp_path:
     check = leakage_of(report)
     assert check["invalidates"] == ["leaked_cases"] and check["verdict"] == "INSUFFICIENT_EVIDENCE"
     assert check["data"]["leaked_ids"] == ["c007", "c042"] and check["data"]["n_leaked"] == 2
-    assert project.cli("gate", "-q") == 4
+    assert project.cli("gate") == 4
     out = capsys.readouterr().out
     assert "leaked case ids (2): c007, c042" in out
     assert "verdict: INSUFFICIENT_EVIDENCE" in out and "│ FAIL" not in out
@@ -119,7 +119,7 @@ def test_many_leaked_ids_are_listed_in_full_in_json(project: Project, tmp_path: 
     capsys.readouterr()
     code, report = gate(project)
     assert code == 4 and len(leakage_of(report)["data"]["leaked_ids"]) == 70
-    project.cli("gate", "-q")
+    project.cli("gate")
     assert "and 20 more (all in the JSON report)" in capsys.readouterr().out
 
 
@@ -130,7 +130,7 @@ def test_not_required_reports_not_checked(project: Project, declared: str, why: 
     assert code == 0
     check = leakage_of(report)
     assert check["data"]["status"] == "unchecked" and check["blocks"] is False and check["verdict"] is None
-    project.cli("gate", "-q")
+    project.cli("gate")
     out = capsys.readouterr().out
     assert "leakage: not checked: nobody has recorded whether these test cases appear in the training data" in out
     assert why in out
@@ -142,7 +142,7 @@ def test_stale_record_does_not_block_when_optional(project: Project, tmp_path: P
     project.write(cases=cases(61), extra="leakage: optional\n")
     code, report = gate(project)
     assert code == 0 and leakage_of(report)["data"]["status"] == "stale"
-    project.cli("gate", "-q")
+    project.cli("gate")
     assert "not checked for this version of the test set" in capsys.readouterr().out
 
 
@@ -159,6 +159,6 @@ def test_corrupt_record_is_an_error_naming_the_file(project: Project, tmp_path: 
     (path,) = (project.root / ".oloproof" / "evidence" / "leakage").glob("*.json")
     path.write_text('{"schema": "oloproof.leakage/1"')
     capsys.readouterr()
-    assert project.cli("gate", "-q") == 2
+    assert project.cli("gate") == 2
     err = capsys.readouterr().err
     assert f".oloproof/evidence/leakage/{path.name}: not a valid leakage record" in err

@@ -73,7 +73,7 @@ class Gate:
 
     def gate(self, *argv: str) -> tuple[int, dict[str, Any]]:
         out = self.root / "report.json"
-        code = main(["gate", "-c", str(self.root / "release.yaml"), "--json", str(out), "-q", *argv])
+        code = main(["gate", "-c", str(self.root / "release.yaml"), "--json", str(out), *argv])
         return code, json.loads(out.read_text())
 
 
