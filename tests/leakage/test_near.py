@@ -410,3 +410,28 @@ def test_near_pass_split_across_workers_equals_one_process(project: Project) -> 
         _, split = check(project, training, "--near", "--jobs", jobs)
         assert split["near"] == one["near"], jobs
         assert split["leaked_ids"] == one["leaked_ids"] == ["p05"]
+
+
+def test_a_near_worker_that_dies_is_an_error_not_a_hang(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker killed mid-scan (the OOM killer, a signal) ends the check with an error naming it,
+    never with a partial near section."""
+    import os
+
+    from oloproof.leakage import near as near_module
+
+    training = text_project(project)
+    parent = os.getpid()
+    real = near_module.NearScanner.scan_all
+
+    def dying(self: Any, rows: Any, *, skip_malformed: bool) -> tuple[int, ...]:
+        if os.getpid() != parent:
+            os._exit(9)
+        return real(self, rows, skip_malformed=skip_malformed)
+
+    monkeypatch.setattr(near_module.NearScanner, "scan_all", dying)
+    out = project.root / "leakage.json"
+    code = project.cli("leakage", "check", "--training", str(training), "--field", "prompt", "--near", "--jobs", "2", "--json", str(out), "-q")
+    assert code not in (0, 4) and not out.exists()
+    assert "RuntimeError: near-duplicate worker 0 died" in capsys.readouterr().err  # as the exact pass says it
