@@ -51,10 +51,11 @@ class _NearTask:
         scanner = self._scanner()
 
         def lines() -> Iterator[bytes]:
-            first = True
-            for value, _, start in rows:
+            segment = None  # a partition may hold splits of several (small) files
+            for value, path, start in rows:
+                first = (path, start) != segment
+                segment = (path, start)
                 yield value.removeprefix(_BOM) if first and start == 0 else value
-                first = False
 
         scanner.scan_all(json_objects(lines()), skip_malformed=True)
         yield scanner.counts()
