@@ -1,17 +1,25 @@
 """Benchmark of ``oloproof leakage check`` (SPEC §4): rows/s, ratio to parse-only, peak memory.
 
-    python benchmarks/leakage.py                 # 0.2M, 2M and 20M rows; pandas at 2M if installed
-    python benchmarks/leakage.py --sizes 2 --repeats 5 --no-pandas
+    python benchmarks/leakage.py                 # 2M and 20M rows; near and Spark at 2M; pandas if installed
+    python benchmarks/leakage.py --sizes 2 --repeats 5 --no-pandas --no-spark
 
 Generates (once, cached in --workdir) a training JSONL of 2 million rows with ten numeric and
 string fields, and a 10,000-case test set with 100 known leaks (case and whitespace variants,
 and 20 whose numbers differ below the rounding). Larger sizes repeat the 2M file, which keeps
 the same leaks. Measures, in the same run and each in a fresh child process:
 
-  (a) the floor: read the file and parse every line with orjson (the parser the check uses),
-      in one process: ``for row in map(orjson.loads, file)``;
-  (b) ``oloproof leakage check --round 3`` through the real CLI (default jobs: both cores),
-      and (b1) the same with ``--jobs 1``;
+  (r) the read floor: read the file in 1 MiB blocks, in one process;
+  (a) the JSONL parse floor: read the file and parse every line with orjson (the parser the
+      check uses), in one process: ``for row in map(orjson.loads, file)``;
+  (b) ``oloproof leakage check --round 3`` through the real CLI with ``--jobs 2``, and (b1)
+      the same with ``--jobs 1``;
+  (a-csv) the CSV parse floor: the same rows as CSV (dotted column names), every record read
+      with ``csv.reader`` in one process; (b-csv) the check on the CSV file, ``--jobs 2`` and
+      ``--jobs 1`` (ratios against (a-csv));
+  (n) the same check with ``--near`` (the exact pass, then the near-duplicate pass over the
+      ``note`` texts), ``--jobs 2`` and ``--jobs 1``, up to --near-max rows;
+  (s) ``--engine spark --spark-master local[1]`` and ``local[2]`` (JVM start included), up to
+      --spark-max rows, when pyspark and Java are installed;
   (c) the naive pandas approach (load, json_normalize, normalise columns, merge), when
       pandas is installed (``pip install pandas``; it is not a dependency of oloproof).
 
@@ -23,6 +31,7 @@ largest single process (ru_maxrss from wait4) and the whole process tree (sample
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import shutil
@@ -162,6 +171,60 @@ def sized(training: Path, rows: int) -> Path:
     return target
 
 
+CSV_COLUMNS = (
+    "row",
+    *(
+        f"features.{key}"
+        for key in ("age", "income", "debt_ratio", "loan_amount", "credit_history_years", "employment", "purpose")
+    ),
+    "note",
+    "label",
+)
+
+
+def as_csv(training: Path) -> Path:
+    """The same rows as CSV, dotted column names (the check reads ``features.age`` as the case key)."""
+    import csv
+
+    import orjson
+
+    target = training.with_suffix(".csv")
+    if target.is_file():
+        return target
+    tmp = target.with_suffix(".csv.tmp")
+    with open(training, "rb") as source, open(tmp, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(CSV_COLUMNS)
+        for line in source:
+            row = orjson.loads(line)
+            writer.writerow([row["row"], *row["features"].values(), row["note"], row["label"]])
+    os.replace(tmp, target)
+    return target
+
+
+def sized_csv(csv_2m: Path, rows: int) -> Path:
+    """``rows`` rows of CSV: copies of the 2M file's rows under one header."""
+    if rows == BASE_ROWS:
+        return csv_2m
+    target = csv_2m.with_name(f"training-{rows}.csv")
+    if target.is_file():
+        return target
+    tmp = target.with_suffix(".tmp")
+    with open(tmp, "wb") as out:
+        if rows < BASE_ROWS:
+            with open(csv_2m, "rb") as source:
+                for _, line in zip(range(rows + 1), source, strict=False):  # the header and ``rows`` rows
+                    out.write(line)
+        for copy in range(rows // BASE_ROWS):
+            with open(csv_2m, "rb") as source:
+                header = source.readline()
+                if copy == 0:
+                    out.write(header)
+                shutil.copyfileobj(source, out, 16 << 20)
+    os.replace(tmp, target)
+    return target
+
+
 # --------------------------------------------------------------------------- measuring
 
 
@@ -244,6 +307,24 @@ with open(sys.argv[1], "rb") as handle:
 print(n)
 """
 
+READ_ONLY = """
+import sys
+n = 0
+with open(sys.argv[1], "rb", buffering=0) as handle:
+    while block := handle.read(1 << 20):
+        n += len(block)
+print(n)
+"""
+
+CSV_PARSE_ONLY = """
+import csv, sys
+n = 0
+with open(sys.argv[1], newline="", encoding="utf-8") as handle:
+    for record in csv.reader(handle):
+        n += 1
+print(n)
+"""
+
 PANDAS = r"""
 import sys, json, pandas as pd
 training, cases_file, digits = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -268,7 +349,15 @@ def run_parse(path: Path) -> dict:
     return measure([sys.executable, "-c", PARSE_ONLY, str(path)])
 
 
-def run_check(project: Path, path: Path, jobs: int | None, out: Path) -> dict:
+def run_read(path: Path) -> dict:
+    return measure([sys.executable, "-c", READ_ONLY, str(path)])
+
+
+def run_csv_parse(path: Path) -> dict:
+    return measure([sys.executable, "-c", CSV_PARSE_ONLY, str(path)])
+
+
+def run_check(project: Path, path: Path, jobs: int | None, out: Path, *more: str) -> dict:
     argv = [
         sys.executable,
         "-m",
@@ -285,11 +374,22 @@ def run_check(project: Path, path: Path, jobs: int | None, out: Path) -> dict:
     ]
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
-    result = measure(argv, cwd=project)
+    result = measure([*argv, *more], cwd=project)
     if result["exit"] not in (0, 4):
         raise SystemExit(f"oloproof failed (exit {result['exit']}):\n{result['stderr']}")
-    result["found"] = json.loads(out.read_text())["leaked_ids"]
+    record = json.loads(out.read_text())
+    result["found"] = record["leaked_ids"]
+    result["near_ids"] = [case["id"] for case in (record.get("near") or {}).get("cases", [])]
+    result["jobs"] = record.get("jobs")
     return result
+
+
+def spark_ready() -> bool:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("java") is not None
 
 
 def run_pandas(project: Path, path: Path) -> dict | None:
@@ -338,7 +438,7 @@ def summarise(label: str, runs: list[dict], rows: int, floor: dict | None) -> di
 
 def print_table(rows: list[dict]) -> None:
     head = (
-        f"{'method':<37} {'rows':>11} {'wall s':>8} {'cpu s':>8} {'rows/s':>11} {'/a wall':>8} {'/a cpu':>8} "
+        f"{'method':<40} {'rows':>11} {'wall s':>8} {'cpu s':>8} {'rows/s':>11} {'/a wall':>8} {'/a cpu':>8} "
         f"{'peak RSS':>10} {'tree RSS':>10}"
     )
     print(head)
@@ -347,7 +447,7 @@ def print_table(rows: list[dict]) -> None:
         ratio_wall = f"{row['ratio_wall']:.2f}" if "ratio_wall" in row else "-"
         ratio_cpu = f"{row['ratio_cpu']:.2f}" if "ratio_cpu" in row else "-"
         print(
-            f"{row['method']:<37} {row['rows']:>11,} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} "
+            f"{row['method']:<40} {row['rows']:>11,} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} "
             f"{row['rows_per_s']:>11,.0f} "
             f"{ratio_wall:>8} {ratio_cpu:>8} {_mb(row['maxrss']):>10} {_mb(row['tree_rss']):>10}"
         )
@@ -355,7 +455,7 @@ def print_table(rows: list[dict]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="0.2,2,20", help="training sizes in millions of rows (default: %(default)s)")
+    parser.add_argument("--sizes", default="2,20", help="training sizes in millions of rows (default: %(default)s)")
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs per method at sizes up to 2M (medians; larger sizes run once)"
     )
@@ -363,6 +463,14 @@ def main() -> int:
         "--workdir", default=str(Path(tempfile.gettempdir()) / "oloproof-bench-leakage"), help="where data is cached"
     )
     parser.add_argument("--no-pandas", action="store_true", help="skip (c)")
+    parser.add_argument("--no-spark", action="store_true", help="skip (s)")
+    parser.add_argument(
+        "--near-max", type=float, default=2, help="(n) at sizes up to this many million rows (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--spark-max", type=float, default=2, help="(s) at sizes up to this many million rows (default: %(default)s)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the generated files larger than 2M rows")
     parser.add_argument(
         "--pandas-rows", type=float, default=2, help="size for (c), millions of rows (default: %(default)s)"
     )
@@ -379,24 +487,62 @@ def main() -> int:
     one_row = sized(training, 1)
     startup = [run_check(project, one_row, 1, out) for _ in range(args.repeats)]
     results.append(summarise("(b0) fixed cost: check 1 row", startup, 1, None))
+    csv_2m = as_csv(training)
+    spark = not args.no_spark and spark_ready()
     for rows in sizes:
         path = sized(training, rows)
+        csv_path = sized_csv(csv_2m, rows)
         repeats = args.repeats if rows <= BASE_ROWS else 1
-        print(f"{rows:,} rows ({path.stat().st_size / 1e6:,.0f} MB): {repeats} run(s) of each …", flush=True)
-        parse_runs, check_runs, single_runs = [], [], []
+        near = rows <= args.near_max * 1_000_000
+        in_spark = spark and rows <= args.spark_max * 1_000_000
+        print(
+            f"{rows:,} rows (JSONL {path.stat().st_size / 1e6:,.0f} MB, CSV {csv_path.stat().st_size / 1e6:,.0f} MB): "
+            f"{repeats} run(s) of each …",
+            flush=True,
+        )
+        runs: dict[str, list[dict]] = collections.defaultdict(list)
         for _ in range(repeats):  # interleaved, so load on a shared machine hits all methods alike
-            parse_runs.append(run_parse(path))
-            check_runs.append(run_check(project, path, None, out))
-            single_runs.append(run_check(project, path, 1, out))
+            runs["r"].append(run_read(path))
+            runs["a"].append(run_parse(path))
+            runs["b"].append(run_check(project, path, 2, out))
+            runs["b1"].append(run_check(project, path, 1, out))
+            runs["a-csv"].append(run_csv_parse(csv_path))
+            runs["b-csv"].append(run_check(project, csv_path, 2, out))
+            runs["b1-csv"].append(run_check(project, csv_path, 1, out))
+            if near:
+                runs["n"].append(run_check(project, path, 2, out, "--near"))
+                runs["n1"].append(run_check(project, path, 1, out, "--near"))
+            if in_spark:
+                for master in ("local[1]", "local[2]"):
+                    runs[master].append(
+                        run_check(project, path, None, out, "--engine", "spark", "--spark-master", master)
+                    )
         expected = expected_leaks(leaks, rows)
-        for run in check_runs + single_runs:
-            if sorted(run["found"]) != expected:
-                correct = False
-                print(f"  WRONG: found {len(run['found'])} leaks, expected {len(expected)}")
-        floor = summarise("(a) read + orjson parse", parse_runs, rows, None)
+        for key, found in runs.items():
+            for run in found:
+                if "found" in run and sorted(run["found"]) != expected:
+                    correct = False
+                    print(f"  WRONG ({key}): found {len(run['found'])} leaks, expected {len(expected)}")
+        near_sets = {json.dumps(run["near_ids"]) for key in ("n", "n1") for run in runs.get(key, [])}
+        if len(near_sets) > 1:
+            correct = False
+            print("  WRONG: the near pass found different cases with --jobs 1 and --jobs 2")
+        floor = summarise("(a) read + orjson parse", runs["a"], rows, None)
+        csv_floor = summarise("(a-csv) read + csv.reader", runs["a-csv"], rows, None)
+        results.append(summarise("(r) read only", runs["r"], rows, floor))
         results.append(floor)
-        results.append(summarise("(b) oloproof leakage check", check_runs, rows, floor))
-        results.append(summarise("(b1) oloproof leakage check --jobs 1", single_runs, rows, floor))
+        results.append(summarise("(b) check JSONL --jobs 2", runs["b"], rows, floor))
+        results.append(summarise("(b1) check JSONL --jobs 1", runs["b1"], rows, floor))
+        results.append(csv_floor)
+        results.append(summarise("(b-csv) check CSV --jobs 2", runs["b-csv"], rows, csv_floor))
+        results.append(summarise("(b1-csv) check CSV --jobs 1", runs["b1-csv"], rows, csv_floor))
+        if near:
+            n_found = len(runs["n"][0]["near_ids"])
+            results.append(summarise(f"(n) --near --jobs 2 ({n_found} near)", runs["n"], rows, floor))
+            results.append(summarise(f"(n1) --near --jobs 1 ({n_found} near)", runs["n1"], rows, floor))
+        if in_spark:
+            for master in ("local[1]", "local[2]"):
+                results.append(summarise(f"(s) spark {master}", runs[master], rows, floor))
     if not args.no_pandas:
         rows = int(args.pandas_rows * 1_000_000)
         path = sized(training, rows)
@@ -417,7 +563,15 @@ def main() -> int:
         f"\nleaks found by (b): {'all ' + str(len(leaks)) + ', no others' if correct else 'WRONG (see above)'}; "
         f"CPUs {os.cpu_count()}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    print("ratios are against (a) at the same size, measured in the same run; tree RSS sums every process of the run")
+    print(
+        "ratios are against (a) at the same size, the CSV check's against (a-csv), measured in the same run; tree RSS "
+        "sums every process of the run"
+    )
+    if not args.keep:
+        for rows in sizes:
+            if rows > BASE_ROWS:
+                sized(training, rows).unlink(missing_ok=True)
+                sized_csv(csv_2m, rows).unlink(missing_ok=True)
     if args.json:
         Path(args.json).write_text(
             json.dumps({"results": results, "leaks_correct": correct, "loadavg": load}, indent=2)

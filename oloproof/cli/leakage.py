@@ -141,19 +141,13 @@ def handle(args: argparse.Namespace) -> int:
     )
     if near_given and not args.near:
         raise UsageError("--ngram, --ngram-threshold, --jaccard-threshold, --hamming and --tolerance need --near")
-    if args.engine == "spark" and (args.near or args.jobs is not None or args.image_root is not None):
+    if args.engine == "spark" and (args.jobs is not None or args.image_root is not None):
         raise UsageError(
-            "--engine spark: --near, --jobs and --image-root are for the local engine (Spark's parallelism is its "
-            "master's)"
+            "--engine spark: --jobs and --image-root are for the local engine (Spark's parallelism is its master's)"
         )
     if args.spark_master is not None and args.engine != "spark":
         raise UsageError("--spark-master needs --engine spark")
     release = common.load(args)
-    if args.engine == "spark" and release.leakage_policy.near is not None:
-        raise UsageError(
-            "--engine spark does not look for near-duplicates, and release.yaml declares leakage near:; use the local "
-            "engine"
-        )
     near = near_options(args, release) if args.near or release.leakage_policy.near is not None else None
     common.check_outputs(args.json, release=release, inputs=[args.training])
     image_root = None

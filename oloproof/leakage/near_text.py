@@ -38,6 +38,12 @@ def shingles(words: list[str]) -> set[str]:
     return {" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
 
 
+def case_grams(words: list[str], ngram: int) -> set[int]:
+    """A case text's distinct n-grams, hashed (a text shorter than ``ngram`` words is one n-gram)."""
+    k = min(ngram, len(words))
+    return {hash(tuple(words[i : i + k])) for i in range(len(words) - k + 1)}
+
+
 @dataclass(slots=True)
 class TextHit:
     grams_found: set[int] = field(default_factory=set)  # indices into the case key's n-grams
@@ -71,7 +77,7 @@ class TextIndex:
             self.keys.add(key)
             k = min(ngram, len(words))
             if len(words) >= SHORT_MIN or k == ngram:
-                found = {hash(tuple(words[i : i + k])) for i in range(len(words) - k + 1)}
+                found = case_grams(words, ngram)
                 self.n_grams[(case, key)] = len(found)
                 table = self.grams.setdefault((key, k), {})
                 for position, gram in enumerate(sorted(found)):

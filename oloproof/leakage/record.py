@@ -26,7 +26,8 @@ from oloproof.errors import DataError, StoreError, UsageError
 from oloproof.files import atomic_write_bytes, read_evidence
 from oloproof.identity import checker_identity
 from oloproof.leakage.images import PIXELS
-from oloproof.leakage.near import NearResult, find_near
+from oloproof.leakage.near import NearResult, near_workers
+from oloproof.leakage.near_jobs import find_near
 from oloproof.leakage.normalise import NEAR_DUPLICATES, NORMALISATION
 from oloproof.leakage.plan import build_plan
 from oloproof.leakage.readers import detect
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
 
 LEAKAGE_SCHEMA = "oloproof.leakage/1"
 NORMALISATION_TEXT = "strings NFKC-normalised, case-folded, format characters dropped, whitespace collapsed; 3 == 3.0"
+SPARK_SHA256_NOTE = (
+    "not computed: --engine spark hashes a single local file only (as the local engine does); this was a directory, "
+    "a glob, a remote URI or a file that could not be read again"
+)
 SHOWN_IDS = 50  # leaked ids listed in terminal reports (all of them are in the JSON)
 
 
@@ -80,6 +85,7 @@ class LeakageResult:
     config: str = ""  # the release.yaml's file name; "" in records made before it was kept
     near: NearResult | None = None  # near-duplicates (--near); None when they were not looked for
     engine: dict[str, str] = field(default_factory=lambda: {"name": "local"})  # --engine: name (and version, master)
+    sha256_note: str | None = None  # why training.sha256 is null (Spark: a directory, a glob or a remote URI)
 
     @property
     def training_shown(self) -> str:
@@ -127,6 +133,7 @@ class LeakageResult:
                 "compression": self.training_compression,
                 "size_bytes": self.training_size,
                 "sha256": self.training_sha256,
+                **({} if self.sha256_note is None else {"sha256_note": self.sha256_note}),
             },
             "counts": {
                 "cases_checked": self.n_cases,
@@ -190,6 +197,7 @@ class LeakageResult:
             training_path=str(training.get("path") or ""),
             config=str(data.get("config") or ""),
             near=None if not isinstance(data.get("near"), dict) else NearResult.from_json(data["near"]),
+            sha256_note=None if training.get("sha256_note") is None else str(training["sha256_note"]),
         )
 
 
@@ -261,13 +269,22 @@ def run_check(
             f"was recorded",
         )
     leaked = set(counts.leaked)
-    near_result = (
-        None
-        if near is None
-        else find_near(
-            testset, plan, source, near, case_root=release.base_dir, exact=leaked, skip_malformed=skip_malformed
+    near_result = None
+    if near is not None and engine == "spark":
+        from oloproof.leakage.spark_near import near_spark  # lazy: optional
+
+        near_result = near_spark(testset, plan, source, near, spark, exact=leaked, skip_malformed=skip_malformed)
+    elif near is not None:
+        near_result = find_near(
+            testset,
+            plan,
+            source,
+            near,
+            case_root=release.base_dir,
+            exact=leaked,
+            skip_malformed=skip_malformed,
+            jobs=near_workers(jobs, source.size),
         )
-    )
     return LeakageResult(
         near=near_result,
         testset_path=testset.path,
@@ -298,6 +315,7 @@ def run_check(
         checker=checker_identity().to_json(),
         created_at=utc_stamp(),
         engine=source.engine if engine == "spark" else {"name": "local"},
+        sha256_note=None if outcome.sha256 is not None or engine != "spark" else SPARK_SHA256_NOTE,
     )
 
 

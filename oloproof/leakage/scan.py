@@ -68,7 +68,7 @@ def scan_training(
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> ScanOutcome:
     """Stream ``source`` past ``plan``; the plan's key order is set on a first sample of rows."""
-    digest = _Digest(source.path)
+    digest = FileDigest(source.path)
     try:
         if source.format == "csv":
             digest.start()
@@ -393,7 +393,7 @@ def _run_parallel(
 # --------------------------------------------------------------------------- the file's digest
 
 
-class _Digest(threading.Thread):
+class FileDigest(threading.Thread):
     """SHA-256 of the file as stored, on another thread: hashlib releases the GIL, so on two
     cores this costs no wall time next to the parse."""
 

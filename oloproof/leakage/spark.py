@@ -16,9 +16,11 @@ PySpark is optional (``pip install 'oloproof[spark]'``) and imported only here, 
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import gzip
 import io
 import lzma
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ from oloproof.leakage.readers import (
     csv_sample,
     first_places,
 )
-from oloproof.leakage.scan import ScanOutcome, json_key_sources, settle_order
+from oloproof.leakage.scan import FileDigest, ScanOutcome, json_key_sources, settle_order
 
 INSTALL = "--engine spark needs pyspark and a Java runtime (17): pip install 'oloproof[spark]'"
 SPLIT_BYTES = "spark.sql.files.maxPartitionBytes"
@@ -79,6 +81,9 @@ def session(master: str | None) -> Any:
     require_spark()
     from pyspark.sql import SparkSession  # lazy: optional
 
+    # PySpark starts its Python workers with $PYSPARK_PYTHON (not spark.pyspark.python) when it makes
+    # the context here: this interpreter, so that they import what it imports (a venv's packages).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("oloproof-leakage")
     if master is not None:
         builder = builder.master(master)
@@ -266,7 +271,7 @@ class _Task:
         )
         try:
             try:
-                reader, header = csv_reader(source, _decompressed(content))
+                reader, header = csv_reader(source, decompressed(content))
                 sample = csv_sample(reader, len(header), SAMPLE_ROWS) if header else []
                 if not header:
                     return ScanCounts(), {}
@@ -274,12 +279,12 @@ class _Task:
                 matcher = Matcher(plan, csv_getters(plan, header, ""), display="", skip_malformed=self.skip)
                 # Strict decoding without --skip-malformed (the first bad byte stops the scan), lenient
                 # with it, as the local engine reads.
-                reader, header = csv_reader(source, _decompressed(content), lenient=self.skip)
+                reader, header = csv_reader(source, decompressed(content), lenient=self.skip)
                 matcher.scan_csv(reader, len(header), check_utf8=self.skip)
             except UnicodeDecodeError:
                 raise DataError(
                     "",
-                    _first_bad_utf8_line(_decompressed(content)),
+                    _first_bad_utf8_line(decompressed(content)),
                     "not valid UTF-8 (training row; pass --skip-malformed to skip and count such rows)",
                 ) from None
             except STREAM_ERRORS as exc:
@@ -296,7 +301,7 @@ def _rows_counted(matcher: Matcher) -> ScanCounts:
     return counts
 
 
-def _decompressed(content: bytes) -> io.BufferedIOBase:
+def decompressed(content: bytes) -> io.BufferedIOBase:
     """The file's bytes, decompressed when its first bytes say gzip, bzip2 or xz (as the local engine)."""
     stream = io.BytesIO(content)
     if content.startswith(b"\x1f\x8b"):
@@ -325,8 +330,15 @@ def scan_spark(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malform
 
     Whatever Spark raises (a damaged file, a lost executor) is named by its type only: its message
     may quote the data (a Parquet reader's names the bytes it found at the end of the file)."""
+    local = Path(source.display)
+    digest = FileDigest(local) if len(source.files) == 1 and local.is_file() else None  # as the local engine hashes
     try:
-        return _scan(plan, source, spark, skip_malformed=skip_malformed)
+        if digest is not None:
+            digest.start()
+        outcome = _scan(plan, source, spark, skip_malformed=skip_malformed)
+        if digest is not None:
+            digest.join()
+        return dataclasses.replace(outcome, sha256=None if digest is None else digest.hexdigest)
     except (DataError, UsageError):
         raise
     except Exception as exc:
@@ -335,6 +347,10 @@ def scan_spark(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malform
             None,
             f"Spark could not scan the training data ({type(exc).__name__}; the executors' logs say why)",
         ) from None
+    finally:
+        if digest is not None and digest.is_alive():
+            digest.stop.set()  # an error or Ctrl-C: do not finish hashing a large file first
+            digest.join()
 
 
 def _scan(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: bool) -> ScanOutcome:
@@ -343,7 +359,7 @@ def _scan(plan: MatchPlan, source: SparkSource, spark: Any, *, skip_malformed: b
     context = spark.sparkContext
     sources: dict[str, str] = {}
     if source.format == "jsonl":
-        lines = _lines(spark, list(source.files))
+        lines = line_rows(spark, list(source.files))
         sampler = _Task(context.broadcast(plan), source.delimiter, skip_malformed)
         sampled = _sample(spark, source.files[0], sampler)
         if sampled:
@@ -394,7 +410,7 @@ def _sample(spark: Any, first: str, sampler: _Task) -> list[Any]:
     before = conf.get(SPLIT_BYTES, None)
     conf.set(SPLIT_BYTES, str(SAMPLE_SPLIT))
     try:
-        rdd = _lines(spark, [first]).rdd.mapPartitions(sampler.sample)
+        rdd = line_rows(spark, [first]).rdd.mapPartitions(sampler.sample)
         return list(spark.sparkContext.runJob(rdd, lambda rows: rows, partitions=[0]))
     finally:
         if before is None:
@@ -418,7 +434,7 @@ def _places(plan: MatchPlan, schema: Any, display: str) -> dict[str, tuple[str, 
     return first_places(plan, has, display)
 
 
-def _lines(spark: Any, files: list[str]) -> Any:
+def line_rows(spark: Any, files: list[str]) -> Any:
     """(line bytes, file, split offset) rows: the raw bytes (a row that is not UTF-8 must stay so),
     lines ended by \\n only, as the local engine splits them."""
     from pyspark.sql import functions  # lazy: optional

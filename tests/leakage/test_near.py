@@ -233,6 +233,9 @@ def test_image_near_copies_resized_reencoded_cropped_recoloured(project: Project
     assert [case["id"] for case in near["cases"]] == ["i00", "i01", "i02", "i03", "i04", "i05"]
     assert all(case["kind"] == "image" and case["count"] == 1 and case["hamming"] <= 10 for case in near["cases"])
     assert near["image_keys"] == ["image"]
+    # split across two forked workers: the same near section
+    code = project.cli("leakage", "check", "--training", str(training), "--near", "--jobs", "2", "--json", str(out), "-q")
+    assert code == 0 and json.loads(out.read_text())["near"] == near
 
 
 # --------------------------------------------------------------------------- tabular
@@ -385,3 +388,50 @@ def test_near_says_so_when_no_key_could_be_near_checked(project: Project, capsys
     near = json.loads(out.read_text())["near"]
     assert near["cases"] == [] and near["text_keys"] == [] and near["image_keys"] == []
     assert "Near-duplicates: no compared key could be checked for near copies" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- split across workers (--jobs)
+
+
+def test_near_pass_split_across_workers_equals_one_process(project: Project) -> None:
+    """--jobs 2 splits the JSONL file into two byte ranges scanned by forked workers: the same ids,
+    similarity figures and row counts as one process, for text and tabular near copies; copies
+    planted in both halves (so counts add across workers)."""
+    training = text_project(project)
+    rows = [json.loads(line) for line in training.read_text().splitlines()]
+    prompts = {case["id"]: case["prompt"] for case in map(json.loads, (project.root / "data" / "test.jsonl").read_text().splitlines())}
+    edit = edits()
+    rows.insert(0, {"prompt": edit["p01"](prompts["p01"]), "label": 1})  # p01's second copy, in the first half
+    rows.insert(1, {"prompt": edit["p02"](prompts["p02"]) + " extra words here", "label": 1})
+    training.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    _, one = check(project, training, "--near", "--jobs", "1")
+    assert [(case["id"], case["count"]) for case in one["near"]["cases"]][:3] == [("p00", 1), ("p01", 2), ("p02", 2)]
+    for jobs in ("2", "3"):
+        _, split = check(project, training, "--near", "--jobs", jobs)
+        assert split["near"] == one["near"], jobs
+        assert split["leaked_ids"] == one["leaked_ids"] == ["p05"]
+
+
+def test_a_near_worker_that_dies_is_an_error_not_a_hang(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker killed mid-scan (the OOM killer, a signal) ends the check with an error naming it,
+    never with a partial near section."""
+    import os
+
+    from oloproof.leakage import near as near_module
+
+    training = text_project(project)
+    parent = os.getpid()
+    real = near_module.NearScanner.scan_all
+
+    def dying(self: Any, rows: Any, *, skip_malformed: bool) -> tuple[int, ...]:
+        if os.getpid() != parent:
+            os._exit(9)
+        return real(self, rows, skip_malformed=skip_malformed)
+
+    monkeypatch.setattr(near_module.NearScanner, "scan_all", dying)
+    out = project.root / "leakage.json"
+    code = project.cli("leakage", "check", "--training", str(training), "--field", "prompt", "--near", "--jobs", "2", "--json", str(out), "-q")
+    assert code not in (0, 4) and not out.exists()
+    assert "RuntimeError: near-duplicate worker 0 died" in capsys.readouterr().err  # as the exact pass says it

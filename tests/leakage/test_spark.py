@@ -32,10 +32,12 @@ needs_spark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def spark() -> Any:
+def new_session() -> Any:
+    import os
+
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers import this venv's packages
     session = (
         SparkSession.builder.master("local[2]")
         .appName("oloproof-tests")
@@ -46,6 +48,12 @@ def spark() -> Any:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    session = new_session()
     yield session
     session.stop()
 
@@ -404,22 +412,13 @@ def test_without_pyspark_the_engine_says_what_to_install(
     )
 
 
-def test_a_release_that_declares_near_is_refused(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    project.write(cases=fixture_cases(), extra="leakage: {required: true, near: report}\n")
-    assert project.cli("leakage", "check", "--training", str(FIXTURES / "training.jsonl"), "--engine", "spark") == 2
-    assert (
-        "--engine spark does not look for near-duplicates, and release.yaml declares leakage near:"
-        in capsys.readouterr().err
-    )
-
-
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (("--engine", "spark", "--near"), "--engine spark: --near, --jobs and --image-root are for the local engine"),
+        (("--engine", "spark", "--jobs", "2"), "--engine spark: --jobs and --image-root are for the local engine"),
         (
-            ("--engine", "spark", "--jobs", "2"),
-            "--engine spark: --near, --jobs and --image-root are for the local engine",
+            ("--engine", "spark", "--image-root", "."),
+            "--engine spark: --jobs and --image-root are for the local engine (Spark's parallelism is its master's)",
         ),
         (("--spark-master", "local[2]"), "--spark-master needs --engine spark"),
     ],
