@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.decide import compute_interval
 from oloproof.errors import OloproofError
-from oloproof.evaluators.base import EvalContext
+from oloproof.evaluators.base import CriterionOutcome, EvalContext
+from oloproof.measures.outputs import output_outcome
+from oloproof.measures.spec import reads_outputs
 
 if TYPE_CHECKING:
     from oloproof.config import Release
@@ -32,19 +34,20 @@ def score_outputs(release: Release, testset: TestSet, outputs: dict[str, dict[st
     raises for what the outputs hold: the run is stored whatever its scores are."""
     rules: dict[str, Rule] = {}
     for rule in release.policy.rules:
-        rules.setdefault(rule.criterion, rule)
+        rules.setdefault(_name(rule), rule)
     criteria = release.criteria()
     ctx = EvalContext(testset=testset, outputs=outputs, base_dir=release.base_dir, policy=release.policy)
     found: list[dict[str, Any]] = []
     for criterion, rule in rules.items():
-        evaluator = criteria.get(criterion)
-        if evaluator is None:
+        evaluator = None if reads_outputs(rule) else criteria.get(criterion)
+        if evaluator is None and not reads_outputs(rule):
             continue
-        if evaluator.type in NOT_HERE:
+        if evaluator is not None and evaluator.type in NOT_HERE:
             found.append({"criterion": criterion, "note": f"needs {NOT_HERE[evaluator.type]}"})
             continue
         try:
-            outcome = evaluator.evaluate(ctx)
+            # A built-in measure (auc, mae, rmse, a quantile) reads the outputs with its rule's keys.
+            outcome: CriterionOutcome = output_outcome(rule, ctx) if evaluator is None else evaluator.evaluate(ctx)
             interval, details, _ = compute_interval(outcome, rule, release.policy, testset)
         except (OloproofError, ValueError, ArithmeticError) as exc:
             found.append({"criterion": criterion, "note": f"not scored: {exc}"})
@@ -67,6 +70,11 @@ def score_outputs(release: Release, testset: TestSet, outputs: dict[str, dict[st
             }
         )
     return tuple(found)
+
+
+def _name(rule: Rule) -> str:
+    """The name a score is listed under: the criterion, and for a quantile which one (latency_ms p95)."""
+    return rule.criterion if rule.quantile is None else f"{rule.criterion} p{rule.quantile * 100:g}"
 
 
 def score_text(score: dict[str, Any], *, short: bool = False) -> str:

@@ -40,8 +40,17 @@ evaluators:
 rules:
   # Accuracy: PASS when the 95% interval's lower bound clears 0.9.
   - {id: accurate, criterion: correct, min: 0.9}
-  # Recall on one class, once your cases are in (see docs/release-yaml.md for what your version
-  # supports), or a rule that is shown but never fails the gate:
+  # Recall on one class (the cases whose expected label is it) and precision on it (the cases
+  # the system called it), once your cases are in: TODO name your class.
+  # - {id: recall_adelie, criterion: correct, min: 0.85, where: {expected.label: Adelie}}
+  # - {id: precision_adelie, criterion: correct, min: 0.85, where: {output.label: Adelie}}
+  # One verdict per slice (a case's "stratum", or any case key), Holm's step-down over the rows:
+  # - {id: accurate_by_site, criterion: correct, min: 0.8, per: stratum}
+  # AUC of a score your system writes ({"id": ..., "label": ..., "score": 0.93}) for one class:
+  # - {id: auc, criterion: auc, score: score, positive: Adelie, min: 0.9}
+  # The 95th percentile of a latency your system writes ({"latency_ms": 12.5}):
+  # - {id: p95_latency, criterion: latency_ms, quantile: 0.95, max: 800}
+  # A rule shown in every report that never changes the verdict:
   # - {id: stretch, criterion: correct, min: 0.95, advisory: true}
 """,
         "next": "data/test.jsonl: one case per line with its expected label, e.g.\n"
@@ -75,6 +84,9 @@ evaluators:
 rules:
   # Share of cases within the tolerance: PASS when the 95% interval's lower bound clears 0.9.
   - {id: close_enough, criterion: within_tolerance, min: 0.9}
+  # The mean absolute error of output.value against expected.value, exact with a declared largest
+  # possible error (bound, in the value's units): TODO your bound and threshold.
+  # - {id: mae, criterion: mae, field: value, bound: 100, max: 5}
 """,
         "next": "data/test.jsonl: one case per line with its expected number, e.g.\n"
         '    {"id": "r1", "features": {...}, "expected": {"value": 12.0}}',

@@ -195,6 +195,7 @@ def _brief(result: GateResult) -> list[Text]:
             continue
         line = Text()
         line.append(f"{rule.verdict.value} ", style=STYLE[rule.verdict])
+        line.append("(advisory) " if rule.advisory else "")
         line.append(f"{inert(rule.rule_id)}: {inert(rule.sentence)}")
         lines.append(line)
     for report in result.checks:
@@ -207,7 +208,9 @@ def _brief(result: GateResult) -> list[Text]:
     verdict = Text()
     verdict.append("verdict: ", style="bold")
     verdict.append(result.verdict.value, style=STYLE[result.verdict])
-    verdict.append(f"  (exit {int(result.verdict.exit_code)}; {passed} of {len(result.rules)} rules pass)")
+    advisory = sum(rule.advisory for rule in result.rules)
+    counted = f", {advisory} advisory" if advisory else ""
+    verdict.append(f"  (exit {int(result.verdict.exit_code)}; {passed} of {len(result.rules)} rules pass{counted})")
     lines.append(verdict)
     return lines
 

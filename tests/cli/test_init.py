@@ -38,8 +38,8 @@ def shipped(name: str) -> set[str]:
 def test_list_names_every_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "--list"]) == 0
     out = capsys.readouterr().out
-    assert [line.split(":")[0] for line in out.splitlines()] == ["model-validation", "prompt-holdout", "redaction-pressure"]
-    assert set(EXAMPLES) == {"model-validation", "prompt-holdout", "redaction-pressure"}
+    assert [line.split(":")[0] for line in out.splitlines()] == ["classifier", "model-validation", "prompt-holdout", "redaction-pressure"]
+    assert set(EXAMPLES) == {"classifier", "model-validation", "prompt-holdout", "redaction-pressure"}
 
 
 def test_the_redaction_pressure_example_is_the_environment_at_the_seeds_path(
@@ -81,7 +81,7 @@ def test_the_prompt_holdout_example_brings_its_evidence(tmp_path: Path) -> None:
 def test_init_needs_an_example_and_refuses_a_full_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init"]) == 2
     assert (
-        "init needs --kind classifier|prompt|regression DIR, or --example NAME (one of model-validation, prompt-holdout, "
+        "init needs --kind classifier|prompt|regression DIR, or --example NAME (one of classifier, model-validation, prompt-holdout, "
         "redaction-pressure), or --list"
     ) in capsys.readouterr().err
     (tmp_path / "full").mkdir()

@@ -221,3 +221,15 @@ def test_zsh_completion_loads_in_zsh(tmp_path: Path) -> None:
     probe = f"autoload -U compinit && compinit -u -D; source {tmp_path / '_oloproof'}; print -r -- $_comps[oloproof]"
     done = subprocess.run(["zsh", "-f", "-c", probe], capture_output=True, text=True, timeout=30, check=True)
     assert done.stdout.strip() == "_bash_complete -o filenames -F _oloproof"
+
+
+def test_quiet_marks_an_advisory_rule(project: Project) -> None:
+    cases = labelled_cases(60, 55)
+    rules = (
+        "  - {id: easy, criterion: correct, min: 0.5}\n  - {id: hard, criterion: correct, min: 0.99, advisory: true}"
+    )
+    project.write(cases=cases, rules=rules)
+    quiet = oloproof("gate", "-q", "-c", project.config, cwd=project.root)
+    assert quiet.returncode == ExitCode.PASS, quiet.stdout
+    assert any(line.startswith("FAIL (advisory) hard: ") for line in quiet.stdout.splitlines())
+    assert quiet.stdout.splitlines()[-1] == "verdict: PASS  (exit 0; 1 of 2 rules pass, 1 advisory)"

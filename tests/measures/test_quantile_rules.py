@@ -189,3 +189,20 @@ def test_edited_wall_times_are_never_read(project: Project) -> None:
     assert code == ExitCode.PASS
     assert again["run"]["run_id"] != path.parent.name
     assert any("does not match its digest" in note for note in again["run_notes"])
+
+
+def test_run_lists_the_built_in_measures_scores(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """`oloproof run` scores the rules that read outputs themselves too (a quantile here), under the
+    name `latency_ms p95`, with the same interval the gate decides on."""
+    measured(
+        project,
+        latency_cases([float(i) for i in range(1, 201)]),
+        "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 250}",
+    )
+    capsys.readouterr()
+    assert project.cli("run", "-q") == 0
+    out = capsys.readouterr().out
+    code, data = report(project)
+    interval = data["rules"][0]["interval"]
+    line = f"latency_ms p95 {data['rules'][0]['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]"
+    assert line in out, out
