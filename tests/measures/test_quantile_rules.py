@@ -203,6 +203,7 @@ def test_run_lists_the_built_in_measures_scores(project: Project, capsys: pytest
     assert project.cli("run", "-q") == 0
     out = capsys.readouterr().out
     code, data = report(project)
+    assert code == ExitCode.PASS
     interval = data["rules"][0]["interval"]
     line = f"latency_ms p95 {data['rules'][0]['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]"
     assert line in out, out
