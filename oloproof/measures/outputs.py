@@ -33,10 +33,12 @@ WALL_TIME = (
 
 
 def output_outcome(
-    rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None, batch_size: int = 1
+    rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None, batch_size: int = 0
 ) -> CriterionOutcome:
     """The outcome a built-in measure's rule decides on (``oloproof.measures.spec``). ``wall_ms``:
-    the run's per-case wall times; ``batch_size``: cases per call of the system when it made them."""
+    the run's per-case wall times; ``batch_size``: cases per call of the system when it made them, as
+    the run recorded it (never the config's now: a reused run may have been made with another);
+    0 (not recorded) leaves the wall times unread."""
     import numpy as np  # lazy: start-up
 
     where = Where(rule.source, rule.line, rule.key_path, _what(rule))
@@ -48,6 +50,7 @@ def output_outcome(
         rule.quantile is not None
         and rule.criterion == LATENCY
         and wall_ms
+        and batch_size >= 1
         and not any(LATENCY in output for output in ctx.outputs.values())
     ):
         source = {case_id: {LATENCY: ms} for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
