@@ -32,3 +32,20 @@ def test_wall_time_batches_are_those_the_run_was_made_with_not_the_config_now(pr
     rule = data["rules"][0]
     assert rule["interval"]["approximate"] is False and "(p95 of 80 values)" in rule["sentence"], rule["sentence"]
     assert code == ExitCode.PASS
+
+
+def test_a_null_value_and_a_missing_key_are_two_rows_with_two_labels(project: Project) -> None:
+    # expected.k is null on some cases, absent on others, and the text "(none)" on a third set:
+    # three rows, and no two may read the same in a report.
+    values: list[object] = [None, "(none)", "x"]
+    cases = []
+    for i in range(60):
+        expected: dict[str, object] = {"label": 1}
+        if i % 4 != 3:
+            expected["k"] = values[i % 4]
+        cases.append({"id": f"c{i:03d}", "out": {"label": 1}, "expected": expected})
+    measured(project, cases, "  - {id: per_k, criterion: correct, min: 0.5, per: expected.k}")
+    _, data = report(project)
+    labels = [row["label"] for row in data["rules"][0]["details"]["rows"]]
+    assert len(labels) == 4 and len(set(labels)) == 4, labels
+    assert "null" in labels and "(none)" in labels
