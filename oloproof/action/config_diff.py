@@ -24,10 +24,15 @@ _NAMES = ("id", "criterion", "name", "type")
 # Keys that let a rule decide on weaker evidence, or not count at all (issue 18 §6-7): listed first,
 # so a pull request cannot push them past SHOWN behind other changes.
 LOOSENING = frozenset({"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels"})
+# Keys that change which cases a rule reads or what it measures (a where: narrowed to the cases that
+# pass, fwer: none, another positive class, a criterion swapped for a quantile): listed first too.
+RETARGETING = frozenset({"where", "per", "fwer", "positive", "bound", "quantile", "criterion", "score", "field"})
 
 
-def _loosens(key: str) -> bool:
-    return any(part in LOOSENING for part in key.replace("[", ".").split("."))
+def _rank(key: str) -> int:
+    """0: loosening keys, 1: re-targeting keys, 2: the rest (so new rules cannot crowd out either)."""
+    parts = key.replace("[", ".").split(".")
+    return 0 if any(part in LOOSENING for part in parts) else 1 if any(part in RETARGETING for part in parts) else 2
 
 
 class _TooLarge(Exception):
@@ -86,7 +91,7 @@ def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[s
         return ["(its settings could not be compared key by key: review the whole file)"]
     keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
     keys = [key for key in keys if key not in ROUTINE]
-    keys.sort(key=lambda key: not _loosens(key))  # stable: the file's order within each group
+    keys.sort(key=_rank)  # stable: the file's order within each group
 
     def shown_value(value: str | None) -> str:
         if value is None:

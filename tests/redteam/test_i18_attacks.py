@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from oloproof.errors import ExitCode
 from tests.conftest import Project, report
 from tests.measures.conftest import measured
@@ -49,3 +51,62 @@ def test_a_null_value_and_a_missing_key_are_two_rows_with_two_labels(project: Pr
     labels = [row["label"] for row in data["rules"][0]["details"]["rows"]]
     assert len(labels) == 4 and len(set(labels)) == 4, labels
     assert "null" in labels and "(none)" in labels
+
+
+# A hostile pull request narrows, re-targets or weakens a rule with issue 18's keys behind a dozen
+# harmless edits: each such key is listed among the first changed settings, never in "and N more".
+FILLERS = "".join(f"    - {{id: filler{i}, criterion: correct, min: 0.5, description: note {i}}}\n" for i in range(14))
+BASE_RULES = (
+    "policy:\n  rules:\n"
+    "    - {id: recall, criterion: correct, min: 0.9, where: {expected.label: 1}}\n"
+    "    - {id: slices, criterion: correct, min: 0.9, per: stratum}\n"
+    "    - {id: auc, criterion: auc, score: score, min: 0.8}\n"
+    "    - {id: mae, criterion: mae, field: value, max: 5, bound: 40}\n"
+    "    - {id: accurate, criterion: correct, min: 0.9}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "listed"),
+    [
+        (
+            "where: {expected.label: 1}}",
+            "where: {expected.label: 1, output.label: 1}}",
+            "policy.rules[id=recall].where.output.label: (unset) -> 1",
+        ),
+        ("per: stratum}", "per: stratum, fwer: none}", "policy.rules[id=slices].fwer: (unset) -> none"),
+        ("min: 0.8}", "min: 0.8, positive: 0}", "policy.rules[id=auc].positive: (unset) -> 0"),
+        ("bound: 40}", "bound: 1000000}", "policy.rules[id=mae].bound: 40 -> 1000000"),
+        (
+            "{id: accurate, criterion: correct, min: 0.9}",
+            "{id: accurate, criterion: latency_ms, quantile: 0.5, max: 100000}",
+            "policy.rules[id=accurate].criterion: correct -> latency_ms",
+        ),
+        (
+            "{id: accurate, criterion: correct, min: 0.9}",
+            "{id: accurate, criterion: latency_ms, quantile: 0.5, max: 100000}",
+            "policy.rules[id=accurate].quantile: (unset) -> 0.5",
+        ),
+        ("per: stratum}", "per: expected.label}", "policy.rules[id=slices].per: stratum -> expected.label"),
+    ],
+)
+def test_a_rule_narrowed_or_retargeted_in_a_pull_request_is_listed_first(old: str, new: str, listed: str) -> None:
+    from oloproof.action.config_diff import SHOWN, changed_settings
+
+    base = BASE_RULES + FILLERS
+    head = BASE_RULES.replace(old, new) + FILLERS.replace("min: 0.5", "min: 0.4")
+    lines = changed_settings(base.encode(), head.encode(), "release.yaml")
+    assert listed in lines[:SHOWN], lines
+
+
+def test_new_rules_cannot_crowd_out_a_narrowed_where_or_an_advisory_rule() -> None:
+    # Fourteen new rules each bring a criterion (a re-targeting key): the loosening and
+    # narrowing keys of existing rules still come first.
+    from oloproof.action.config_diff import SHOWN, changed_settings
+
+    head = BASE_RULES.replace("min: 0.9, where: {expected.label: 1}}", "min: 0.9, where: {output.label: 1}}")
+    head = head.replace("{id: accurate, criterion: correct, min: 0.9}", "{id: accurate, criterion: correct, min: 0.9, advisory: true}")
+    lines = changed_settings(BASE_RULES.encode(), (head + FILLERS).encode(), "release.yaml")
+    assert lines[0] == "policy.rules[id=accurate].advisory: (unset) -> true", lines
+    assert "policy.rules[id=recall].where.output.label: (unset) -> 1" in lines[:SHOWN]
+    assert "policy.rules[id=recall].where.expected.label: 1 -> (unset)" in lines[:SHOWN]
