@@ -110,3 +110,19 @@ def test_new_rules_cannot_crowd_out_a_narrowed_where_or_an_advisory_rule() -> No
     assert lines[0] == "policy.rules[id=accurate].advisory: (unset) -> true", lines
     assert "policy.rules[id=recall].where.output.label: (unset) -> 1" in lines[:SHOWN]
     assert "policy.rules[id=recall].where.expected.label: 1 -> (unset)" in lines[:SHOWN]
+
+
+def test_an_undecided_auc_gives_no_binomial_sizing_advice(project: Project) -> None:
+    # 2 positives among 150 cases, ranked perfectly: the AUC's interval is [0, 1]. The sizing a
+    # pass rate would get ("resolves distances of 0.08", "PASS would need 8 cases") is false here:
+    # the width of an AUC's interval is set by the smaller class, not the number of cases.
+    cases = [
+        {"id": f"c{i:03d}", "out": {"score": 10.0 if i < 2 else i / 1000}, "expected": {"label": 1 if i < 2 else 0}}
+        for i in range(150)
+    ]
+    measured(project, cases, "  - {id: auc, criterion: auc, score: score, min: 0.6}")
+    code, data = report(project)
+    sentence = data["rules"][0]["sentence"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE, sentence
+    assert "PASS would need" not in sentence and "resolves only distances" not in sentence, sentence
+    assert sentence.endswith("contains min 0.6: add cases to settle it."), sentence
