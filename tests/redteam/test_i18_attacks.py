@@ -126,3 +126,19 @@ def test_an_undecided_auc_gives_no_binomial_sizing_advice(project: Project) -> N
     assert code == ExitCode.INSUFFICIENT_EVIDENCE, sentence
     assert "PASS would need" not in sentence and "resolves only distances" not in sentence, sentence
     assert sentence.endswith("contains min 0.6: add cases to settle it."), sentence
+
+
+def test_a_p95_left_unbounded_by_missing_values_says_so_not_that_the_set_is_too_small(project: Project) -> None:
+    # 200 cases, the 30 slow ones report no latency: 200 values would bound a p95, the missing ones
+    # (counted as unbounded) are what leaves it open. "no set of 200 values bounds the p95" is false.
+    from tests.measures.conftest import latency_cases
+
+    measured(project, latency_cases([50.0] * 170 + [None] * 30), "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 800}")
+    code, data = report(project)
+    sentence = data["rules"][0]["sentence"]
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE, sentence
+    assert "no set of 200" not in sentence, sentence
+    assert sentence.endswith(
+        "30 of 200 cases have no usable value, counted as unbounded (they could be the largest), so the p95 has "
+        "no upper bound: make the system report it on every case."
+    ), sentence
