@@ -11,6 +11,8 @@ not compared, and says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import yaml
 
 from oloproof.errors import ConfigError
@@ -23,16 +25,35 @@ ROUTINE = frozenset({"system.version"})  # moves in every release pull request
 _NAMES = ("id", "criterion", "name", "type")
 # Keys that let a rule decide on weaker evidence, or not count at all (issue 18 §6-7): listed first,
 # so a pull request cannot push them past SHOWN behind other changes.
-LOOSENING = frozenset({"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels"})
+LOOSENING = frozenset(
+    {"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels", "confidence"}
+)
 # Keys that change which cases a rule reads or what it measures (a where: narrowed to the cases that
-# pass, fwer: none, another positive class, a criterion swapped for a quantile): listed first too.
+# pass, fwer: none, another positive class, a criterion swapped for a quantile), then thresholds: of a
+# rule or transform that was there before, listed right after those (a new rule's keys are new anyway,
+# and fourteen new rules must not push an edit of an existing one into "and N more").
 RETARGETING = frozenset({"where", "per", "fwer", "positive", "bound", "quantile", "criterion", "score", "field"})
+THRESHOLDS = frozenset({"min", "max", "max_drop", "baseline"})
 
 
-def _rank(key: str) -> int:
-    """0: loosening keys, 1: re-targeting keys, 2: the rest (so new rules cannot crowd out either)."""
-    parts = key.replace("[", ".").split(".")
-    return 0 if any(part in LOOSENING for part in parts) else 1 if any(part in RETARGETING for part in parts) else 2
+def _item(key: str) -> str:
+    """The list item a key lies in (``policy.rules[id=a]``), or "" for a top-level setting."""
+    return key[: key.rfind("]") + 1]
+
+
+def _ranker(before: dict[str, str]) -> Callable[[str], int]:
+    """0: loosening keys; of an item that existed before, 1: re-targeting keys, 2: thresholds; 3: the rest."""
+    items = {_item(key) for key in before}
+
+    def rank(key: str) -> int:
+        parts = key.replace("[", ".").split(".")
+        if any(part in LOOSENING for part in parts):
+            return 0
+        if _item(key) not in items:
+            return 3
+        return 1 if any(part in RETARGETING for part in parts) else 2 if parts[-1] in THRESHOLDS else 3
+
+    return rank
 
 
 class _TooLarge(Exception):
@@ -91,7 +112,7 @@ def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[s
         return ["(its settings could not be compared key by key: review the whole file)"]
     keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
     keys = [key for key in keys if key not in ROUTINE]
-    keys.sort(key=_rank)  # stable: the file's order within each group
+    keys.sort(key=_ranker(before))  # stable: the file's order within each group
 
     def shown_value(value: str | None) -> str:
         if value is None:

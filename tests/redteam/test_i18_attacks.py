@@ -142,3 +142,20 @@ def test_a_p95_left_unbounded_by_missing_values_says_so_not_that_the_set_is_too_
         "30 of 200 cases have no usable value, counted as unbounded (they could be the largest), so the p95 has "
         "no upper bound: make the system report it on every case."
     ), sentence
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "listed"),
+    [
+        ("policy:\n", "policy:\n  confidence: 0.5\n", "policy.confidence: (unset) -> 0.5"),
+        ("{id: recall, criterion: correct, min: 0.9,", "{id: recall, criterion: correct, min: 0.6,", "policy.rules[id=recall].min: 0.9 -> 0.6"),
+    ],
+)
+def test_a_lowered_confidence_or_threshold_is_not_counted_away_behind_new_rules(old: str, new: str, listed: str) -> None:
+    # Fourteen new rules (each with its criterion and min) come before the edit in file order.
+    from oloproof.action.config_diff import SHOWN, changed_settings
+
+    head = BASE_RULES.replace("  rules:\n", "  rules:\n" + FILLERS, 1).replace(old, new)
+    assert head.count(new) == 1
+    lines = changed_settings(BASE_RULES.encode(), head.encode(), "release.yaml")
+    assert listed in lines[:SHOWN], lines
