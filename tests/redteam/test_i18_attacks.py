@@ -159,3 +159,25 @@ def test_a_lowered_confidence_or_threshold_is_not_counted_away_behind_new_rules(
     assert head.count(new) == 1
     lines = changed_settings(BASE_RULES.encode(), head.encode(), "release.yaml")
     assert listed in lines[:SHOWN], lines
+
+
+def test_a_run_whose_wall_times_have_no_batch_size_leaves_the_latency_rule_undecided(project: Project) -> None:
+    # A run recorded before the batch size was kept (wall times, no wall_batch_size): its wall times
+    # cannot be read as observations, so the rule is undecided and says why (not "outputs have no
+    # latency_ms", a configuration error that sends the user to the wrong file).
+    import json
+
+    from oloproof.files import seal
+
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(80)]
+    measured(project, cases, P95_WALL, batch_size=1)
+    assert report(project)[0] == ExitCode.PASS
+    (path,) = (project.root / ".oloproof" / "runs").glob("*/run.json")
+    data = json.loads(path.read_text())
+    del data["wall_batch_size"], data["digest"]
+    path.write_text(json.dumps(seal(data)))
+    code, again = report(project)
+    rule = again["rules"][0]
+    assert again["run"]["run_id"] == path.parent.name
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE, rule["sentence"]
+    assert "recorded without the batch size they were measured in" in " ".join(again["problems"]), again["problems"]
