@@ -103,7 +103,7 @@ def test_init_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "give --kind or --example, not both"
     )
     assert err_of(capsys, "init") == (
-        "init needs --kind classifier|prompt|regression DIR, or --example NAME (one of model-validation, "
+        "init needs --kind classifier|prompt|regression DIR, or --example NAME (one of classifier, model-validation, "
         "prompt-holdout, redaction-pressure), or --list"
     )
 
