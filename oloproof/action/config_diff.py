@@ -28,30 +28,35 @@ _NAMES = ("id", "criterion", "name", "type")
 LOOSENING = frozenset(
     {"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels", "confidence"}
 )
-# Keys that change which cases a rule reads or what it measures (a where: narrowed to the cases that
-# pass, fwer: none, another positive class, a criterion swapped for a quantile), then thresholds: of a
-# rule or transform that was there before, listed right after those (a new rule's keys are new anyway,
-# and fourteen new rules must not push an edit of an existing one into "and N more").
-RETARGETING = frozenset({"where", "per", "fwer", "positive", "bound", "quantile", "criterion", "score", "field"})
+# Keys that change which cases a rule reads or how it is decided (a where: narrowed to the cases that
+# pass, fwer: none, another positive class, a huge bound, a quantile): listed next, for any rule. Then,
+# for a rule or transform that was there before, a swapped criterion/score/field and changed
+# thresholds (a new rule brings those anyway, and fourteen new rules must not push an edit of an
+# existing one into "and N more").
+NARROWING = frozenset({"where", "per", "fwer", "positive", "bound", "quantile"})
+RETARGETING = frozenset({"criterion", "score", "field"})
 THRESHOLDS = frozenset({"min", "max", "max_drop", "baseline"})
 
 
 def _item(key: str) -> str:
     """The list item a key lies in (``policy.rules[id=a]``), or "" for a top-level setting."""
-    return key[: key.rfind("]") + 1]
+    return key[: key.find("]") + 1]
 
 
 def _ranker(before: dict[str, str]) -> Callable[[str], int]:
-    """0: loosening keys; of an item that existed before, 1: re-targeting keys, 2: thresholds; 3: the rest."""
+    """0: loosening keys; 1: narrowing keys; of an item that existed before, 2: a swapped criterion,
+    score or field, 3: thresholds; 4: the rest."""
     items = {_item(key) for key in before}
 
     def rank(key: str) -> int:
         parts = key.replace("[", ".").split(".")
         if any(part in LOOSENING for part in parts):
             return 0
+        if any(part in NARROWING for part in parts):
+            return 1
         if _item(key) not in items:
-            return 3
-        return 1 if any(part in RETARGETING for part in parts) else 2 if parts[-1] in THRESHOLDS else 3
+            return 4
+        return 2 if any(part in RETARGETING for part in parts) else 3 if parts[-1] in THRESHOLDS else 4
 
     return rank
 

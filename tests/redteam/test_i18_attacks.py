@@ -181,3 +181,16 @@ def test_a_run_whose_wall_times_have_no_batch_size_leaves_the_latency_rule_undec
     assert again["run"]["run_id"] == path.parent.name
     assert code == ExitCode.INSUFFICIENT_EVIDENCE, rule["sentence"]
     assert "recorded without the batch size they were measured in" in " ".join(again["problems"]), again["problems"]
+
+
+def test_a_renamed_rule_cannot_carry_a_narrowing_where_into_and_n_more() -> None:
+    # The rule is removed and comes back under a new id with where: {stratum: [easy, easier]} (a list
+    # value): the new rule's where is still listed among the first changes.
+    from oloproof.action.config_diff import SHOWN, changed_settings
+
+    head = BASE_RULES.replace(
+        "{id: accurate, criterion: correct, min: 0.9}",
+        "{id: accurate_v2, criterion: correct, min: 0.9, where: {stratum: [easy, easier]}}",
+    )
+    lines = changed_settings(BASE_RULES.encode(), (head + FILLERS).encode(), "release.yaml")
+    assert "policy.rules[id=accurate_v2].where.stratum[0]: (unset) -> easy" in lines[:SHOWN], lines
