@@ -192,5 +192,6 @@ def test_a_renamed_rule_cannot_carry_a_narrowing_where_into_and_n_more() -> None
         "{id: accurate, criterion: correct, min: 0.9}",
         "{id: accurate_v2, criterion: correct, min: 0.9, where: {stratum: [easy, easier]}}",
     )
-    lines = changed_settings(BASE_RULES.encode(), (head + FILLERS).encode(), "release.yaml")
+    head = head.replace("  rules:\n", "  rules:\n" + FILLERS, 1)  # fourteen new rules before it
+    lines = changed_settings(BASE_RULES.encode(), head.encode(), "release.yaml")
     assert "policy.rules[id=accurate_v2].where.stratum[0]: (unset) -> easy" in lines[:SHOWN], lines
