@@ -222,7 +222,7 @@ def _evaluate(
         problems.extend(outcome.problems)
     for rule in release.policy.rules:  # built-in measures read the outputs themselves (oloproof.measures)
         if reads_outputs(rule) and rule.criterion not in outcomes:
-            outcome = output_outcome(rule, ctx, wall_ms=record.case_wall_ms, batch_size=release.system.batch_size)
+            outcome = output_outcome(rule, ctx, wall_ms=record.case_wall_ms, batch_size=record.wall_batch_size)
             codes = (*invalidating, *(("run_failed",) if record.failure is not None else ()))
             outcomes[rule.criterion] = _with_reasons(outcome, codes) if codes else outcome
             problems.extend(outcome.problems)

@@ -48,6 +48,7 @@ class Collected:
     # Case id -> its batch's wall time (the command started, fed, read and exited) divided by the
     # batch's number of cases, in ms: a latency for systems that report none (process start included).
     case_wall_ms: dict[str, float] = field(default_factory=dict)
+    batch_size: int = 0  # the cases per call the wall times were measured with
 
     @property
     def status(self) -> str:
@@ -159,7 +160,7 @@ def run_batches(
     argv = command_argv(command)
     if not argv:
         raise CommandNotFound("the command is empty")
-    result = Collected()
+    result = Collected(batch_size=batch_size)
     started = time.monotonic()
     total = len(requests)
     for offset in range(0, total, batch_size):

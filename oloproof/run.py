@@ -162,6 +162,7 @@ def _store(
         checker=checker_identity().to_json(),
         fingerprint=fingerprint,
         case_wall_ms=collected.case_wall_ms,
+        wall_batch_size=collected.batch_size,
         scores=scorer(collected.outputs) if scorer is not None else (),
     )
     return store.save(record, collected.outputs), collected.outputs

@@ -64,6 +64,8 @@ class RunRecord:
     # Case id -> its batch's wall time / the batch's cases, in ms (oloproof.process.Collected);
     # empty for imported outputs and runs recorded before it was kept.
     case_wall_ms: dict[str, float] = field(default_factory=dict)
+    # The batch size the wall times were measured with (0: not recorded, the wall times are not read).
+    wall_batch_size: int = 0
     # Each criterion's estimate and interval when the run was recorded (``oloproof.runscores``):
     # shown by `run` and `runs`, never decided on. Runs stored before issue 18 have none.
     scores: tuple[dict[str, Any], ...] = ()
@@ -98,6 +100,7 @@ class RunRecord:
             "fingerprint": None if self.fingerprint is None else self.fingerprint.to_json(),
             "outputs_sha256": self.outputs_sha256,
             "case_wall_ms": self.case_wall_ms,
+            **({"wall_batch_size": self.wall_batch_size} if self.wall_batch_size else {}),
             **({"scores": list(self.scores)} if self.scores else {}),  # absent as in runs stored before
         }
 
@@ -128,8 +131,13 @@ class RunRecord:
             fingerprint=Fingerprint.from_json(data.get("fingerprint")),
             outputs_sha256=str(data.get("outputs_sha256") or ""),
             case_wall_ms=_wall_ms(data.get("case_wall_ms")),
+            wall_batch_size=_batch_size(data.get("wall_batch_size")),
             scores=tuple(item for item in data.get("scores") or () if isinstance(item, dict)),
         )
+
+
+def _batch_size(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 0
 
 
 def _wall_ms(value: Any) -> dict[str, float]:

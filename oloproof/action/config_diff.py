@@ -11,6 +11,8 @@ not compared, and says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import yaml
 
 from oloproof.errors import ConfigError
@@ -23,11 +25,40 @@ ROUTINE = frozenset({"system.version"})  # moves in every release pull request
 _NAMES = ("id", "criterion", "name", "type")
 # Keys that let a rule decide on weaker evidence, or not count at all (issue 18 §6-7): listed first,
 # so a pull request cannot push them past SHOWN behind other changes.
-LOOSENING = frozenset({"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels"})
+LOOSENING = frozenset(
+    {"approximate", "advisory", "accepted", "allow_approximate_methods", "unbound_labels", "confidence"}
+)
+# Keys that change which cases a rule reads or how it is decided (a where: narrowed to the cases that
+# pass, fwer: none, another positive class, a huge bound, a quantile): listed next, for any rule. Then,
+# for a rule or transform that was there before, a swapped criterion/score/field and changed
+# thresholds (a new rule brings those anyway, and fourteen new rules must not push an edit of an
+# existing one into "and N more").
+NARROWING = frozenset({"where", "per", "fwer", "positive", "bound", "quantile"})
+RETARGETING = frozenset({"criterion", "score", "field"})
+THRESHOLDS = frozenset({"min", "max", "max_drop", "baseline"})
 
 
-def _loosens(key: str) -> bool:
-    return any(part in LOOSENING for part in key.replace("[", ".").split("."))
+def _item(key: str) -> str:
+    """The list item a key lies in (``policy.rules[id=a]``), or "" for a top-level setting."""
+    return key[: key.find("]") + 1]
+
+
+def _ranker(before: dict[str, str]) -> Callable[[str], int]:
+    """0: loosening keys; 1: narrowing keys; of an item that existed before, 2: a swapped criterion,
+    score or field, 3: thresholds; 4: the rest."""
+    items = {_item(key) for key in before}
+
+    def rank(key: str) -> int:
+        parts = key.replace("[", ".").split(".")
+        if any(part in LOOSENING for part in parts):
+            return 0
+        if any(part in NARROWING for part in parts):
+            return 1
+        if _item(key) not in items:
+            return 4
+        return 2 if any(part in RETARGETING for part in parts) else 3 if parts[-1] in THRESHOLDS else 4
+
+    return rank
 
 
 class _TooLarge(Exception):
@@ -86,7 +117,7 @@ def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[s
         return ["(its settings could not be compared key by key: review the whole file)"]
     keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
     keys = [key for key in keys if key not in ROUTINE]
-    keys.sort(key=lambda key: not _loosens(key))  # stable: the file's order within each group
+    keys.sort(key=_ranker(before))  # stable: the file's order within each group
 
     def shown_value(value: str | None) -> str:
         if value is None:

@@ -65,4 +65,5 @@ MEASURE = Measure(
     count=lambda total, answered: f"{answered} scores",
     stored=float,
     failing=failing,
+    proportion=False,  # thresholds are in (0, 1), but the binomial sizing advice is not about an AUC
 )

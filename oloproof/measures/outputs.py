@@ -33,10 +33,12 @@ WALL_TIME = (
 
 
 def output_outcome(
-    rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None, batch_size: int = 1
+    rule: Rule, ctx: EvalContext, *, wall_ms: Mapping[str, float] | None = None, batch_size: int = 0
 ) -> CriterionOutcome:
     """The outcome a built-in measure's rule decides on (``oloproof.measures.spec``). ``wall_ms``:
-    the run's per-case wall times; ``batch_size``: cases per call of the system when it made them."""
+    the run's per-case wall times; ``batch_size``: cases per call of the system when it made them, as
+    the run recorded it (never the config's now: a reused run may have been made with another);
+    0 (not recorded) leaves the wall times unread."""
     import numpy as np  # lazy: start-up
 
     where = Where(rule.source, rule.line, rule.key_path, _what(rule))
@@ -44,15 +46,23 @@ def output_outcome(
     assert key is not None
     details: dict[str, Any] = {}
     source: Mapping[str, Mapping[str, Any]] = ctx.outputs
+    unknown_batches = ""
     if (
         rule.quantile is not None
         and rule.criterion == LATENCY
         and wall_ms
         and not any(LATENCY in output for output in ctx.outputs.values())
     ):
-        source = {case_id: {LATENCY: ms} for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
+        if batch_size >= 1:
+            source = {case_id: {LATENCY: ms} for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
+            details["batch_size"] = batch_size  # every case of a batch holds the batch's mean: one observation
+        else:  # not which cases shared a call: no observation can be counted (every case is missing)
+            source = {case_id: {} for case_id in ctx.outputs}
+            unknown_batches = (
+                f"rule {rule.id}: the run's wall times were recorded without the batch size they were measured in "
+                "(a run made before oloproof kept it), so none is read; run the system again (--rerun)"
+            )
         details["source"] = WALL_TIME
-        details["batch_size"] = batch_size  # every case of a batch holds the batch's mean: one observation
     else:
         require_output_key(ctx, key, where)
     values = np.full(len(ctx.testset.cases), np.nan)
@@ -88,7 +98,10 @@ def output_outcome(
             "test set writes it",
         )
     kind = "quantile" if rule.quantile is not None else rule.criterion
-    problems = (f"{len(notes)} case(s) have no usable '{inert(key)}' for rule {rule.id}",) if notes else ()
+    problems: tuple[str, ...] = (
+        (f"{len(notes)} case(s) have no usable '{inert(key)}' for rule {rule.id}",) if notes else ()
+    )
+    problems += (unknown_batches,) if unknown_batches else ()
     return CriterionOutcome(
         criterion=rule.criterion,
         kind=kind,

@@ -59,8 +59,14 @@ def interval(outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: Tes
     # A max rule PASSes on the upper bound, a min rule on the lower: too few cases leave it infinite.
     side = "upper" if rule.kind == "max" else "lower"
     deciding = found.high if side == "upper" else found.low
-    if math.isinf(deciding):
-        needed = min_cases_for_bound(p, confidence=policy.confidence, side=side)
+    needed = min_cases_for_bound(p, confidence=policy.confidence, side=side)
+    if math.isinf(deciding) and values.size >= needed and answered < values.size:  # the missing values leave it open
+        details["advice"] = (
+            f"{values.size - answered} of {values.size} {'batches' if batched else 'cases'} have no usable value, "
+            f"counted as unbounded (they could be the {'largest' if side == 'upper' else 'smallest'}), so the "
+            f"{label(p)} has no {side} bound: make the system report it on every case"
+        )
+    elif math.isinf(deciding):
         details["advice"] = (
             f"no set of {values.size} {unit} bounds the {label(p)} from {'above' if side == 'upper' else 'below'} at "
             f"{policy.confidence:g} confidence: that needs at least {needed} {'batches' if batched else 'cases'}, "

@@ -65,9 +65,10 @@ def matches(case: Case, where: tuple[tuple[str, tuple[Any, ...]], ...], outputs:
 
 def shown(value: Any) -> str:
     """A value as JSON text (so "1" and 1 read differently), cut for reports."""
-    if value is MISSING or value is None:
+    if value is MISSING:
         return "(none)"
-    text = value if isinstance(value, str) and not _looks_typed(value) else json.dumps(value, sort_keys=True)
+    plain = isinstance(value, str) and not _looks_typed(value) and value != "(none)"  # JSON null reads null
+    text = value if plain else json.dumps(value, sort_keys=True)
     return inert(text if len(text) <= 40 else text[:39] + "…")
 
 
