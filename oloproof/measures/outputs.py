@@ -88,12 +88,12 @@ def output_outcome(
             number = abs(number - wanted)
         values[index] = number
     if labels is not None and rule.positive is not None and len(labels) and not (labels == 1.0).any():
-        seen = sorted({repr(case.expected.get("label")) for case in ctx.testset.cases})
+        seen = sorted({_json(case.expected.get("label")) for case in ctx.testset.cases})
         raise ConfigError(
             rule.source,
             rule.line,
             f"{rule.key_path}.positive",
-            f"{inert(repr(rule.positive))} is not the expected.label of any case (labels seen: "
+            f"{inert(_json(rule.positive))} is not the expected.label of any case (labels seen: "
             f"{inert(', '.join(seen[:10]))}{', ...' if len(seen) > 10 else ''}); name the positive class as the "
             "test set writes it",
         )
@@ -148,6 +148,16 @@ def _label(ctx: EvalContext, index: int, where: Where, positive: Any = None) -> 
         f"case '{case.id}': expected.label is {inert(repr(value))}; {where} needs 0/1 or false/true (1 is the "
         "positive class), or the rule's positive: naming the positive class",
     )
+
+
+def _json(value: Any) -> str:
+    """A label as JSON writes it (true, "1"), for messages: the test set's spelling, not Python's."""
+    import json  # lazy: start-up
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _same_json(value: Any, wanted: Any) -> bool:

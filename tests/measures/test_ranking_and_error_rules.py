@@ -123,14 +123,14 @@ def test_a_positive_class_no_case_has_is_a_config_error(
     capsys.readouterr()
     assert run_cli("gate", "-c", "release.yaml") == ExitCode.USAGE
     assert capsys.readouterr().err == (
-        "oloproof: error: release.yaml:12: policy.rules[0].positive: 'malignent' is not the expected.label of any "
-        "case (labels seen: 'benign', 'malignant', 1); name the positive class as the test set writes it\n"
+        "oloproof: error: release.yaml:12: policy.rules[0].positive: \"malignent\" is not the expected.label of any "
+        "case (labels seen: \"benign\", \"malignant\", 1); name the positive class as the test set writes it\n"
     )
     typed = "  - {id: auc, criterion: auc, score: score, positive: '1', min: 0.8}"  # "1" is not 1
     measured(project, scored([0.1, 0.9], [0, 1]), typed)
     capsys.readouterr()
     assert run_cli("gate", "-c", "release.yaml") == ExitCode.USAGE
-    assert "policy.rules[0].positive: '1' is not the expected.label of any case (labels seen: 0, 1)" in capsys.readouterr().err
+    assert "policy.rules[0].positive: \"1\" is not the expected.label of any case (labels seen: 0, 1)" in capsys.readouterr().err
 
 
 def errors_cases(predicted: list[float | None], truth: list[float]) -> list[dict[str, Any]]:
