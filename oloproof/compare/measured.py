@@ -72,7 +72,8 @@ def measure_rule(release: Release, criterion: str) -> Rule:
             f"no rule in {release.path} reads criterion '{criterion}': compare takes its {keys} from such a rule; "
             f"add one (e.g. an advisory rule) or name another criterion ({_what_pairs(release)})"
         )
-    return next((r for r in rules if r.kind == "regression"), rules[0])
+    # compare pairs every dev case: a min/max rule's where:/per: (a guard has none) is not applied
+    return replace(next((r for r in rules if r.kind == "regression"), rules[0]), where=(), per=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

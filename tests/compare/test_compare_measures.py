@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 
 from oloproof.errors import ExitCode
 from oloproof.runstore import RunStore
-from tests.conftest import Project, report
+from tests.conftest import Project, report, write_cases
 from tests.measures.conftest import measured
 from tests.measures.test_paired_rules import two_versions
 
@@ -238,3 +238,33 @@ def test_a_failed_run_decides_nothing(project: Project) -> None:
     code, data = compare(project, "--criterion", "mae", "--max-drop", "0.5")
     assert data["b"]["failure"] is not None and data["b"]["status"] != "ok"
     assert code == ExitCode.INSUFFICIENT_EVIDENCE and "run_failed" in data["decision"]["reasons"]
+
+
+def test_a_known_leak_keeps_a_measured_comparison_undecided(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = two_versions(100, drift=0.0)
+    two_runs(project, cases, MAE_GUARD)
+    monkeypatch.chdir(project.root)
+    train = [{key: value for key, value in case.items() if key not in ("id", "expected")} for case in cases]
+    write_cases(project.root / "train.jsonl", train)  # every case's input: all leaked
+    assert project.cli("leakage", "check", "--training", "train.jsonl", "--record", "--quiet") == 4
+    code, data = compare(project, "--criterion", "mae", "--max-drop", "0.5")
+    assert code == ExitCode.INSUFFICIENT_EVIDENCE and "leaked_cases" in data["decision"]["reasons"]
+    assert data["difference"]["approximate"] is False  # the difference is still shown
+    assert any(note.startswith("leakage: ") for note in data["notes"])
+
+
+def test_keys_come_from_a_min_rule_and_compare_pairs_every_case(project: Project) -> None:
+    # no guard: the keys (score, positive) come from the min rule; its where: is not applied by compare
+    cases = two_versions(120, drift=0.0)
+    for case in cases:
+        case["expected"]["label"] = "sick" if case["expected"]["label"] == 1 else "well"
+        case["stratum"] = "a" if case["id"] < "c0060" else "b"
+    rule = "  - {id: auc, criterion: auc, score: score, positive: sick, min: 0.6, where: {stratum: a}}"
+    two_runs(project, cases, rule)
+    code, data = compare(project, "--criterion", "auc", "--min-gain", "0.01")
+    assert data["keys"] == {"score": "score", "positive": "sick", "method": "exact"}
+    assert data["set"]["n"] == 120 and code == ExitCode.INSUFFICIENT_EVIDENCE  # two equal versions: no gain shown
+    labels = [1 if c["expected"]["label"] == "sick" else 0 for c in cases]
+    assert data["a"]["estimate"] == pytest.approx(roc_auc_score(labels, [c["out"]["score"] for c in cases]))
