@@ -44,9 +44,9 @@ def measure_lines(comparison: MeasuredComparison) -> list[str]:
     ]
     interval = comparison.interval
     meaning = (
-        "positive: B errs more (the error rose, a drop in quality)"
+        "positive means B errs more: the error rose, a drop in quality"
         if comparison.lower_is_better
-        else "negative: B ranks worse"
+        else "negative means B ranks worse"
     )
     if interval is None:
         out.append(f"difference B − A on the dev set: no paired interval ({inert(comparison.why)})")

@@ -6,6 +6,7 @@ criteria compare cannot pair."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,7 @@ def test_each_runs_estimate_matches_an_independent_computation(
         assert data[side]["estimate"] == pytest.approx(mae, abs=1e-12)
         assert f"dev mae {mae:.3f}" in out
     assert data["difference"]["estimate"] == pytest.approx(data["b"]["estimate"] - data["a"]["estimate"], abs=1e-9)
-    assert "positive: B errs more (the error rose, a drop in quality)" in out
+    assert "positive means B errs more: the error rose, a drop in quality" in out
     code, data = compare(project, "--criterion", "auc")
     labels = [c["expected"]["label"] for c in cases]
     for side, key in (("a", "out"), ("b", "out_v2")):
@@ -132,6 +133,9 @@ def test_each_runs_estimate_matches_an_independent_computation(
         assert data[side]["estimate"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
         assert data[side]["estimate"] == pytest.approx(u, abs=1e-12)
     assert data["keys"] == {"score": "score", "positive": None, "method": "exact"}
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "compare.md").read_text(encoding="utf-8")
+    for name in [*data, *data["a"], *data["difference"], *data["keys"], "oloproof.compare.measure/1"]:
+        assert f"`{name}`" in doc, name  # every field of the report is documented
 
 
 def test_mae_max_drop_is_in_the_fields_units(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
