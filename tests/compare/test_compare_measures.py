@@ -272,3 +272,50 @@ def test_keys_come_from_a_min_rule_and_compare_pairs_every_case(project: Project
     assert data["set"]["n"] == 120 and code == ExitCode.INSUFFICIENT_EVIDENCE  # two equal versions: no gain shown
     labels = [1 if c["expected"]["label"] == "sick" else 0 for c in cases]
     assert data["a"]["estimate"] == pytest.approx(roc_auc_score(labels, [c["out"]["score"] for c in cases]))
+
+
+def test_swapping_the_runs_turns_the_delong_difference_around(project: Project) -> None:
+    # DeLong's paired difference is symmetric: B − A is −(A − B), bound for bound
+    two_runs(project, two_versions(200, drift=1.0), AUC_GUARD.replace("}", ", method: delong}"))
+    _, forward = compare(project, "--criterion", "auc")
+    out = project.root / "back.json"
+    assert project.cli("compare", "version:v2", "version:v1", "--criterion", "auc", "--json", str(out)) == 0
+    back = json.loads(out.read_text())["difference"]
+    there = forward["difference"]
+    assert back["estimate"] == pytest.approx(-there["estimate"], abs=1e-12)
+    assert (back["low"], back["high"]) == pytest.approx((-there["high"], -there["low"]), abs=1e-12)
+
+
+@pytest.mark.parametrize("broken", ["one_class", "groups"])
+def test_no_paired_interval_is_insufficient_and_says_why(
+    project: Project, capsys: pytest.CaptureFixture[str], broken: str
+) -> None:
+    cases = two_versions(80, drift=0.0)
+    for i, case in enumerate(cases):
+        if broken == "one_class":
+            case["expected"]["label"] = 1
+        else:
+            case["group"] = f"g{i // 4}"
+    two_runs(project, cases, AUC_GUARD)
+    capsys.readouterr()
+    code, data = compare(project, "--criterion", "auc", "--max-drop", "0.05")
+    gate_code, rule = gate(project)
+    assert code == gate_code == ExitCode.INSUFFICIENT_EVIDENCE
+    assert data["difference"] is None and data["decision"]["verdict"] == rule["verdict"]
+    why = "grouped cases" if broken == "groups" else "one positive (label 1) and one negative (label 0) case"
+    assert why in data["no_interval"] and why in capsys.readouterr().out
+
+
+def test_the_terminal_rendering_matches_its_gold_file(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    from tests.report.golden import HOSTILE, check_gold, scrub
+
+    monkeypatch.setenv("COLUMNS", "160")
+    two_runs(project, two_versions(120, drift=0.3), MAE_GUARD.replace("no_worse", "no_worse" + HOSTILE[:12]))
+    capsys.readouterr()
+    assert project.cli("compare", "version:v1", "version:v2", "--criterion", "mae", "--max-drop", "0.5") == 4
+    text = re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "<run>", scrub(capsys.readouterr().out, project.root))
+    check_gold("compare-measure.txt", text)
