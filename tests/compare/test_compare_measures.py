@@ -319,3 +319,14 @@ def test_the_terminal_rendering_matches_its_gold_file(
     assert project.cli("compare", "version:v1", "version:v2", "--criterion", "mae", "--max-drop", "0.5") == 4
     text = re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "<run>", scrub(capsys.readouterr().out, project.root))
     check_gold("compare-measure.txt", text)
+
+
+def test_mae_without_bound_is_approximate_and_decides_only_when_allowed(project: Project) -> None:
+    unbounded = MAE_GUARD.replace("bound: 10, ", "")
+    two_runs(project, two_versions(200, drift=2.0), unbounded)
+    code, data = same_as_the_guard(project, "mae", "0.5")
+    assert code == ExitCode.MANUAL_REVIEW and data["difference"]["approximate"] is True
+    assert data["keys"] == {"field": "value", "bound": None}
+    measured(project, two_versions(200, drift=2.0), unbounded.replace("}", ", approximate: allow}"), key="out_v2", version="v2")
+    code, data = same_as_the_guard(project, "mae", "0.5")
+    assert code == ExitCode.FAIL and data["difference"]["method"] == "bca-bootstrap"
