@@ -147,17 +147,7 @@ def compare_runs(
     if max_drop is not None and min_gain is not None:
         raise UsageError("--max-drop and --min-gain ask two different questions; give one")
     name = paired_criterion(release, criterion, what="compare")
-    records = [record for record in store.records() if record.kind == "system"]  # one scan of the store
-    scope = RefScope.of(testset)  # refs count the runs on this dev set
-    old, new = (resolve_ref(ref, records, refused=store.refused, scope=scope) for ref in (old_ref, new_ref))
-    if old.run_id == new.run_id:
-        raise UsageError(f"'{old_ref}' and '{new_ref}' are the same run ({old.run_id}): compare two runs")
-    if old.testset_digest != new.testset_digest:
-        raise UsageError(
-            f"'{old_ref}' (run {old.run_id}) and '{new_ref}' (run {new.run_id}) were made on different test sets "
-            f"({old.testset_digest[:19]}… and {new.testset_digest[:19]}…): a paired comparison needs both versions "
-            "on the same cases"
-        )
+    old, new = run_pair(testset, store, old_ref, new_ref)
     old_values, old_reasons = run_outcomes(release, testset, store, old, name, ref=old_ref)
     new_values, new_reasons = run_outcomes(release, testset, store, new, name, ref=new_ref)
     judged = judge_graded(release, name)
@@ -167,7 +157,7 @@ def compare_runs(
     reasons = list(dict.fromkeys((*old_reasons, *new_reasons, *(["judge_graded"] if judged else []))))
     if paired.missing:
         reasons.insert(0, "missing_outputs")
-    notes = _notes(old_ref, old, new_ref, new)
+    notes = run_notes(old_ref, old, new_ref, new)
     decision = None
     if max_drop is not None:
         decision = _decide("max_drop", -max_drop, max_drop, paired, reasons, release.policy)
@@ -193,7 +183,23 @@ def compare_runs(
     )
 
 
-def _notes(old_ref: str, old: RunRecord, new_ref: str, new: RunRecord) -> tuple[str, ...]:
+def run_pair(testset: TestSet, store: RunStore, old_ref: str, new_ref: str) -> tuple[RunRecord, RunRecord]:
+    """The two stored runs ``old_ref`` (A) and ``new_ref`` (B): two different runs made on one test set."""
+    records = [record for record in store.records() if record.kind == "system"]  # one scan of the store
+    scope = RefScope.of(testset)  # refs count the runs on this dev set
+    old, new = (resolve_ref(ref, records, refused=store.refused, scope=scope) for ref in (old_ref, new_ref))
+    if old.run_id == new.run_id:
+        raise UsageError(f"'{old_ref}' and '{new_ref}' are the same run ({old.run_id}): compare two runs")
+    if old.testset_digest != new.testset_digest:
+        raise UsageError(
+            f"'{old_ref}' (run {old.run_id}) and '{new_ref}' (run {new.run_id}) were made on different test sets "
+            f"({old.testset_digest[:19]}… and {new.testset_digest[:19]}…): a paired comparison needs both versions "
+            "on the same cases"
+        )
+    return old, new
+
+
+def run_notes(old_ref: str, old: RunRecord, new_ref: str, new: RunRecord) -> tuple[str, ...]:
     notes: list[str] = []
     if old.version == new.version:
         notes.append(

@@ -6,8 +6,9 @@ the exact block-betting interval (coverage at least the level for every pair of 
 distributions, given the labels; its width is set by the smaller class), or with ``method:
 delong`` DeLong's interval (approximate: decides only under ``allow_approximate_methods``).
 Missing scores are bounded both ways (worst and best rank). A test set without both classes has
-no AUC: the rule is not decided. Paired form: DeLong's paired difference (``paired_auc_difference``),
-not yet wired into compare or the regression guard. Shown as "12 positive, 30 negative".
+no AUC: the rule is not decided. Paired form (``oloproof.measures.paired``): the exact paired block
+betting interval, or DeLong's paired difference, read by the regression guard and ``oloproof compare
+--criterion auc``. Shown as "12 positive, 30 negative".
 """
 
 from __future__ import annotations

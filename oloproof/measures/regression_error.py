@@ -7,8 +7,8 @@ on errors / B; a missing output counts as B for the upper limit, 0 for the lower
 BCa bootstrap (approximate; decides only under ``allow_approximate_methods``), and a missing output
 leaves the rule undecided (an unbounded error cannot be bounded). An observed error above the
 declared bound means the bound is wrong: the rule is INSUFFICIENT_EVIDENCE (``bound_exceeded``),
-never PASS. Paired form (MAE): ``paired_mae_difference``, not yet wired into compare or the
-regression guard. Shown as "20 errors".
+never PASS. Paired form (MAE): ``paired_mae_difference``, read by the regression guard and
+``oloproof compare --criterion mae`` (``oloproof.measures.paired``). Shown as "20 errors".
 """
 
 from __future__ import annotations
