@@ -98,7 +98,7 @@ def _scores_note(result: GateResult) -> Block:
         f"Estimates and {level} two-sided intervals are on the **dev set**, never the holdout; a verdict is decided "
         "on the interval's bounds, never on the estimate; ≈ marks an approximate interval. Each picture draws the "
         "interval <code>├─■─┤</code> (■ the estimate) and the threshold <code>¦</code> on its own scale: the span of "
-        "the interval and the threshold over 19 characters.\n\n"
+        "the interval and the threshold over 17 characters.\n\n"
     )
     for ids, caveat in shared_caveats(result.rules):  # one line each, however many rules share it
         text += f"**Caveat** ({', '.join(code(rule_id) for rule_id in ids)}): {prose(caveat)}\n\n"

@@ -3,9 +3,9 @@ column at 1000 px (rule, verdict, estimate, interval on one line, a picture of t
 its threshold, the threshold; criterion and method on the rule's second line, reason codes in the
 *why*). A ``per:`` rule's rows follow it in the table.
 
-The picture (``picture``) is 21 monospace characters: the interval ``├──┤`` with its estimate ``■``,
-and the threshold ``¦``, on a scale of its own: the span from the smaller to the larger of the lower
-bound and the threshold, to the larger of the upper bound and the threshold, over 19 characters.
+The picture (``picture``) is 19 monospace characters: the interval ``├──┤`` with its estimate ``■``,
+and the threshold ``¦``, on a scale of its own: from min(lower bound, threshold) to max(upper bound,
+threshold) over 17 characters, one blank either side.
 So the gap between a bound and ``¦`` reads in widths of the interval; the distance itself is printed
 under it (``clears by 0.051``).
 """
@@ -19,7 +19,7 @@ from oloproof.report.md_text import ICON, NBSP, Block, code, esc, prose, thresho
 from oloproof.result import RuleResult
 from oloproof.verdicts import Verdict
 
-WIDTH = 21  # characters of a picture; the span is drawn over WIDTH - 2, one blank either side
+WIDTH = 19  # characters of a picture; the span is drawn over WIDTH - 2, one blank either side
 MAX_ROWS = 20  # of a per: rule, in the table (the JSON report lists all)
 _HIDDEN_REASONS = frozenset({"interval_clears_threshold", "interval_misses_threshold", "interval_straddles_threshold"})
 

@@ -53,14 +53,28 @@ MEASURE = r"""
     scroll: t.scrollWidth, client: t.clientWidth, width: t.getBoundingClientRect().width}));
   const emptyHeads = [...body.querySelectorAll('thead tr')].filter(
     tr => [...tr.children].every(th => th.textContent.trim() === '')).length;
-  const interval = /^\[-?\d+(\.\d+)?,\s-?\d+(\.\d+)?\]/;
-  const wrapped = [...body.querySelectorAll('td code, td')].filter(
-    e => e.tagName === 'CODE' && interval.test(e.textContent.trim())
-  ).filter(e => e.getClientRects().length > 1).map(e => e.textContent);
+  // Every interval "[0.765, 0.914]" in a table cell, as laid out: on how many lines it sits.
+  const interval = /\[-?\d+(\.\d+)?,\s-?\d+(\.\d+)?\]/g;
+  const wrapped = [];
+  let intervals = 0;
+  for (const td of body.querySelectorAll('td')) {
+    const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(interval)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        intervals += 1;
+        if (tops.size > 1) wrapped.push(m[0]);
+      }
+    }
+  }
   const pictures = [...body.querySelectorAll('code')].filter(e => /[├┤■]/.test(e.textContent));
   const picturesWrapped = pictures.filter(e => e.getClientRects().length > 1).map(e => e.textContent);
   const h2 = body.querySelector('h2');
-  const why = [...body.querySelectorAll('p, li')].find(e => /^Why\b/.test(e.textContent.trim()));
+  const why = [...body.querySelectorAll('p')].find(e => /^Why\b/.test(e.textContent.trim()));
+  const whyList = why && why.nextElementSibling && why.nextElementSibling.tagName === 'UL' ? why.nextElementSibling : why;
   const text = body.innerText;
   return {
     height: Math.ceil(document.documentElement.scrollHeight),
@@ -68,7 +82,8 @@ MEASURE = r"""
     tables, emptyHeads, wrapped, pictures: pictures.length, picturesWrapped,
     verdictTop: h2 ? h2.getBoundingClientRect().top : null,
     verdict: h2 ? h2.textContent : null,
-    whyBottom: why ? why.getBoundingClientRect().bottom : null,
+    whyBottom: whyList ? whyList.getBoundingClientRect().bottom : null,
+    intervals,
     backticks: (text.match(/`/g) || []).length,
     headings: [...body.querySelectorAll('h2, h3, h4')].map(h => h.textContent),
     text,
