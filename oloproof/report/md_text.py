@@ -25,12 +25,17 @@ ICON = {
 NBSP = "\u00a0"  # GitHub sets code spans white-space: break-spaces; a no-break space keeps one on one line
 _MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&]")
 _ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# GitHub's Markdown links a bare URL or www. name in text (its autolink extension), even inside
+# <code>: an entity for the ":" or the "." leaves the text as read and makes no link. (An e-mail
+# address still becomes a mailto: link; the PR comment also breaks @mentions: action/prcomment.py.)
+_AUTOLINK = re.compile(r"://|(?i:\bwww\.)")
 
 
 def esc(text: object) -> str:
     """Text from a file or a system, safe in a Markdown paragraph or table cell."""
     value = str(text)
     value = _MD_ACTIVE.sub(lambda match: _ENTITY.get(match.group(), f"&#{ord(match.group())};"), value)
+    value = _AUTOLINK.sub(lambda match: "&#58;//" if match.group() == "://" else match.group()[:3] + "&#46;", value)
     return value.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 

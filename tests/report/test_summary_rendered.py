@@ -135,3 +135,30 @@ def test_per_rows_and_advisory_rules_read_in_the_table(summaries: dict[str, str]
     advisory = summaries["advisory"]
     assert "<br><sub>advisory</sub>" in advisory and "**FAIL, advisory**" in advisory
     assert "1 advisory (shown, not counted in the verdict)" in advisory
+
+
+HOSTILE_LABELS = ("<img src=x onerror=alert(1)>", "`rm -rf` | a | b", "[x](https://evil.example) **b** ::error::")
+
+
+def test_hostile_per_labels_and_rule_ids_stay_text(tmp_path: Path) -> None:
+    """A per: value from the cases (and a rule id) is text in the table: no tag, no link, no code
+    span of its own, the row keeps its six columns."""
+    from tests.conftest import Project
+
+    cases = [
+        {"id": f"h{k}{i:03d}", "answer": label if i >= 1 else "no", "expected": {"label": label}}
+        for k, label in enumerate(HOSTILE_LABELS)
+        for i in range(100)
+    ]
+    project = Project(tmp_path).write(
+        cases=cases, rules="  - {id: 'by_label', criterion: correct, min: 0.8, per: expected.label}"
+    )
+    text = summary_states._gate(project, 0)
+    rows = [line for line in text.splitlines() if line.startswith("| ↳")]
+    assert len(rows) == 3
+    body = rendered.to_html(text)
+    assert "<img" not in body and "<a " not in body and "<strong>b</strong>" not in body
+    assert rendered.tags(body) <= rendered.GITHUB_TAGS
+    table = body[body.index("<table>") : body.index("</table>")]
+    for row in table.split("<tr>")[2:]:
+        assert row.count("<td") == 6, row
