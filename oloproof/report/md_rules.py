@@ -69,6 +69,8 @@ def picture(low: float, high: float, estimate: float, threshold: float) -> str:
         t = max(t, b + 1)
     elif b - a >= 2:
         t = min(max(t, a + 1), b - 1)
+    else:  # a straddled threshold on an interval one or two characters wide: beside it, not over a bound
+        t = a - 1 if threshold - low <= high - threshold else b + 1
     cells[t] = "¦"
     return "".join(cells)
 
