@@ -210,6 +210,9 @@ def _metamorphic_block(result: GateResult) -> Block:
     return Block(head=head, rows=rows, name="metamorphic flip rates", tail=tail)
 
 
+FOLD_OVER = 2  # a check's lines beyond this many (the seeds' checkpoints and run ids) are folded
+
+
 def _check_detail(report: CheckReport, said: Sequence[str] = ()) -> Block:
     """A check's sentence (unless the why above already says it) and its lines (run ids, per-seed
     scores: folded in ``<details>``)."""
@@ -219,13 +222,12 @@ def _check_detail(report: CheckReport, said: Sequence[str] = ()) -> Block:
     title = f"**{esc(report.title)}.**"
     if not report.lines:
         return Block(text=f"{title} {prose(sentence)}\n\n", name=report.title)
-    count = len(report.lines)
-    head = (
-        f"{title} {prose(sentence)}\n\n" if sentence else ""
-    ) + f"<details><summary>{esc(report.title)}: {count} line{'s' if count != 1 else ''}</summary>\n\n"
-    return Block(
-        head=head, rows=[f"- {esc(line)}\n" for line in report.lines], name=report.title, tail="</details>\n\n"
-    )
+    rows = [f"- {esc(line)}\n" for line in report.lines]
+    head = f"{title} {prose(sentence)}\n\n" if sentence else f"{title}\n\n"
+    if len(rows) <= FOLD_OVER:
+        return Block(head=head, rows=rows, name=report.title)
+    head = (head if sentence else "") + f"<details><summary>{esc(report.title)} ({len(rows)})</summary>\n\n"
+    return Block(head=head, rows=rows, name=report.title, tail="</details>\n\n")
 
 
 STDERR_LINES = 20  # of a failed system's stderr tail

@@ -198,7 +198,8 @@ def why_block(result: Any) -> Block:
     if not result.rules:
         lead = "no rules were decided."
     elif all(rule.verdict is Verdict.PASS for rule in deciding):
-        lead = f"every rule's interval clears its threshold.{_closest(deciding)}"
+        which = "every deciding rule's" if len(deciding) < len(result.rules) else "every rule's"
+        lead = f"{which} interval clears its threshold.{_closest(deciding)}"
     else:
         failing = sum(1 for rule in deciding if rule.verdict is not Verdict.PASS)
         what = "were not decided" if result.verdict is Verdict.BLOCKED else "did not pass"

@@ -120,7 +120,7 @@ def test_a_pass_shows_no_problems_heading_for_a_transform_no_rule_reads(summarie
 def test_detail_is_folded(summaries: dict[str, str]) -> None:
     seeds = summaries["seeds"]
     assert "<details><summary>What this cannot tell (" in seeds
-    runs = seeds.index("<details><summary>Recipe across seeds: 5 lines</summary>")
+    runs = seeds.index("<details><summary>Recipe across seeds (5)</summary>")
     assert seeds.index("- seed&#95;1: run ") > runs  # the run ids are inside it
     assert "<details><summary>Classification report: <code>correct</code> (300 cases)</summary>" in seeds
 
