@@ -12,6 +12,7 @@ under it (``clears by 0.051``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,7 +89,7 @@ def margin_text(low: float, high: float, threshold: float, side: str) -> str:
 
 def _picture_cell(low: float, high: float, estimate: float, rule: RuleResult) -> str:
     found = bound_threshold(rule)
-    if found is None:
+    if found is None or not all(math.isfinite(x) for x in (low, high, estimate, found[0])):
         return "—"
     threshold, side = found
     margin = margin_text(low, high, threshold, side)

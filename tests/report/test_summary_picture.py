@@ -55,3 +55,12 @@ def test_a_trimmed_summary_closes_every_section_it_opens(sample: GateResult) -> 
         text = markdown.render(many, limit=limit, full_report="oloproof-report.md")
         assert len(text.encode()) <= limit
         assert text.count("<details>") == text.count("</details>"), limit
+
+
+def test_a_rule_without_a_finite_interval_has_no_picture(sample: GateResult) -> None:
+    rule = sample.rules[0]
+    assert rule.interval is not None
+    odd = replace(rule, interval=replace(rule.interval, high=float("inf")))
+    text = markdown.render(replace(sample, rules=(odd,)))
+    row = next(line for line in text.splitlines() if line.startswith(f"| <code>{rule.rule_id}</code>"))
+    assert "| — |" in row and "├" not in row
