@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from oloproof.config import Release
 from oloproof.evaluators.base import CriterionOutcome, Variant
+from oloproof.policy import Rule
 from oloproof.result import CheckReport, RuleResult
 from oloproof.runstore import RunStore
 from oloproof.testset import TestSet
@@ -49,6 +50,10 @@ class GateCheck:
         return None
 
     def rule_results(self, ctx: GateContext, rules: tuple[RuleResult, ...]) -> list[RuleResult]:
+        return []
+
+    def declared_rules(self, ctx: GateContext) -> list[Rule]:
+        """The rules ``rule_results`` would decide: shown BLOCKED when a check blocks the gate."""
         return []
 
     def final_report(self, ctx: GateContext, report: CheckReport) -> CheckReport:

@@ -112,8 +112,8 @@ def run_gate(
         why = "; ".join(report.sentence for report in blocking)
         rules = tuple(
             RuleResult.undecided(rule, Verdict.BLOCKED, reasons, n=len(testset), sentence=f"Not decided: {why}")
-            for rule in release.policy.rules
-        )
+            for rule in (*release.policy.rules, *(r for check in checks.values() for r in check.declared_rules(ctx)))
+        )  # a check's own rule (the seeds recipe) too: the rule count does not change with the verdict
         return result(rules, decided=False)
 
     baselines = _resolve_baselines(release, store, testset)  # before any run: a wrong ref costs nothing

@@ -114,17 +114,19 @@ def _aligned(rows: list[list[str]]) -> list[str]:
 
 
 def markdown_block(result: GateResult, esc: Callable[[object], str], code: Callable[[object], str]) -> str:
+    """One folded section (``<details>``) per label_match criterion: it is detail, not the verdict."""
     text = ""
     for criterion, info in reports(result):
-        text += f"#### Classification report: {code(criterion)}\n\n"
+        summary = f"Classification report: {code(criterion)}"
         if "omitted" in info:
-            text += f"{esc(info['omitted'])}\n\n"
+            text += f"**{summary}**: {esc(info['omitted'])}\n\n"
             continue
-        text += _markdown_table(_table(info), esc)
+        body = _markdown_table(_table(info), esc)
         matrix = _matrix(info)
         if matrix is not None:
-            text += "Confusion matrix (rows: expected, columns: predicted)\n\n" + _markdown_table(matrix, esc)
-        text += "".join(f"{esc(note)}\n" for note in _notes(info)) + "\n"
+            body += "Confusion matrix (rows: expected, columns: predicted)\n\n" + _markdown_table(matrix, esc)
+        body += "".join(f"{esc(note)}\n" for note in _notes(info))
+        text += f"<details><summary>{summary} ({info['n']} cases)</summary>\n\n{body}\n</details>\n\n"
     return text
 
 

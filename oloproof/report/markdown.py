@@ -17,105 +17,36 @@ says so in a note naming where the full report is.
 from __future__ import annotations
 
 import html
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from oloproof.inert import inert, inert_lines
+from oloproof.inert import inert_lines
 from oloproof.report import classes, slices
-from oloproof.result import RuleResult, accepted_text, shared_caveats
+from oloproof.report.md_rules import rules_block, why_block
+from oloproof.report.md_text import ICON, Block, code, esc, folded, prose, threshold_text, verdict_badge
+from oloproof.result import accepted_text, shared_caveats
 from oloproof.store import short_digest
 from oloproof.verdicts import Verdict
 
 if TYPE_CHECKING:
     from oloproof.result import CheckReport, GateResult
 
+__all__ = ["ICON", "SUMMARY_LIMIT", "code", "esc", "prose", "render", "threshold_text", "verdict_badge"]
+
 SUMMARY_LIMIT = 1024 * 1024 - 4096  # GitHub's 1 MiB per step, with room for a note another tool appends
-ICON = {
-    Verdict.PASS: "✅",
-    Verdict.FAIL: "❌",
-    Verdict.BLOCKED: "⛔",
-    Verdict.INSUFFICIENT_EVIDENCE: "⚠️",
-    Verdict.MANUAL_REVIEW: "👀",
-}
 # Checks every summary reports on, present or not (SPEC §8): their name and heading.
 STANDARD_CHECKS = (("leakage", "Leakage"), ("metamorphic", "Metamorphic transforms"), ("holdout", "Holdout"))
-_HIDDEN_REASONS = frozenset({"interval_clears_threshold"})
-_MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&]")
-_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-
-
-def esc(text: object) -> str:
-    """Text from a file or a system, safe in a Markdown paragraph or table cell."""
-    value = str(text)
-    value = _MD_ACTIVE.sub(lambda match: _ENTITY.get(match.group(), f"&#{ord(match.group())};"), value)
-    return value.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-
-
-def code(text: object) -> str:
-    """An id, a version, a path or a digest (never a sentence): made inert (bidi, controls and emoji
-    escaped, as everywhere an id is printed), then like ``esc`` in a monospace span (HTML ``<code>``:
-    backticks cannot be escaped in GFM)."""
-    return f"<code>{esc(inert(text))}</code>"
-
-
-def verdict_badge(verdict: Verdict) -> str:
-    return f"{ICON[verdict]} {verdict.value}"
-
-
-def threshold_text(rule: RuleResult) -> str:
-    if rule.threshold is None:
-        return "—"
-    if rule.kind == "min":
-        return f"≥ {rule.threshold:g}"
-    if rule.kind == "max":
-        return f"≤ {rule.threshold:g}"
-    if rule.kind == "regression":
-        return f"drop ≤ {rule.threshold:g}"
-    return f"{rule.threshold:g}"
-
-
-def interval_cell(rule: RuleResult) -> str:
-    interval = rule.interval
-    if interval is None:
-        return "—"
-    mark = " ≈" if interval.approximate else ""
-    return f"[{interval.low:.3f}, {interval.high:.3f}]{mark}<br><sub>{esc(interval.method)}</sub>"
-
-
-def reasons_cell(codes: Iterable[str]) -> str:
-    shown = [code(reason) for reason in codes if reason not in _HIDDEN_REASONS]
-    return " ".join(shown) if shown else "—"
 
 
 # ---------------------------------------------------------------- blocks
 
 
-@dataclass(slots=True)
-class Block:
-    """A piece of the summary: plain text, or a table whose rows can be dropped from the end."""
-
-    text: str = ""
-    head: str = ""
-    rows: list[str] = field(default_factory=list)
-    name: str = ""  # shown in the trim note when the block is left out
-
-    def full(self) -> str:
-        return self.text if not self.head else self.head + "".join(self.rows) + "\n"
-
-
-def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int | None = None) -> str:
-    def short(value: object) -> str:
-        text = str(value)
-        return text if cut is None or len(text) <= cut else text[:cut] + "…"
-
-    release, testset, run = result.release, result.testset, result.run
+def _title(result: GateResult, fail_on: frozenset[Verdict] | None) -> str:
+    """The verdict heading and one line: the rule count by verdict and whether the job fails."""
     counts: dict[Verdict, int] = {}
     for rule in result.rules:
         counts[rule.verdict] = counts.get(rule.verdict, 0) + 1
     tally = ", ".join(f"{counts[v]} {v.value}" for v in sorted(counts, key=lambda v: -v.severity))
-    lines = [f"## {ICON[result.verdict]} oloproof gate: {result.verdict.value}\n\n"]
     sentence = (
         f"{len(result.rules)} rule{'s' if len(result.rules) != 1 else ''}: {tally}."
         if result.rules
@@ -129,73 +60,49 @@ def _header(result: GateResult, fail_on: frozenset[Verdict] | None, *, cut: int 
             sentence += f" **This verdict fails the job** (fail-on: {failing})."
         else:
             sentence += f" This verdict does not fail the job (fail-on: {failing})."
-    lines.append(sentence + "\n\n")
-    lines.append("| | |\n|---|---|\n")
+    return f"## {ICON[result.verdict]} oloproof gate: {result.verdict.value}\n\n{sentence}\n\n"
+
+
+def _context(result: GateResult, *, cut: int | None = None) -> Block:
+    """What was gated: the system, the dev set, the run and the policy, as one paragraph."""
+
+    def short(value: object) -> str:
+        text = str(value)
+        return text if cut is None or len(text) <= cut else text[:cut] + "…"
+
+    release, testset, run = result.release, result.testset, result.run
     declared = f" (release.yaml declares {code(short(release.system.version))})" if result.version_differs else ""
-    lines.append(f"| System | {code(short(result.version))}{declared} |\n")
-    lines.append(
-        f"| Dev set | {code(short(testset.path))}: {len(testset)} cases, {code(short_digest(testset.digest))} |\n"
-    )
+    parts = [
+        f"**System** {code(short(result.version))}{declared}",
+        f"**Dev set** {code(short(testset.path))}: {len(testset)} cases, {code(short_digest(testset.digest))}",
+    ]
     if run is not None:
         how = "reused" if result.run_reused else "new"
         origin = f", imported from {code(short(run.imported_from))}" if run.imported_from else ""
         changed = " ⚠️ made by another checker version" if run.checker != result.checker.to_json() else ""
-        lines.append(
-            f"| Run | {code(run.run_id)} ({how}{origin}): {esc(run.status)}, {run.n_outputs}/{run.n_cases} "
-            f"outputs{changed} |\n"
+        parts.append(
+            f"**Run** {code(run.run_id)} ({how}{origin}): {esc(run.status)}, {run.n_outputs}/{run.n_cases} "
+            f"outputs{changed}"
         )
     else:
-        lines.append("| Run | none: the system was not run |\n")
+        parts.append("**Run** none: the system was not run")
     policy = release.policy
     methods = "approximate methods allowed" if policy.allow_approximate_methods else "exact methods only"
-    lines.append(f"| Policy | {code(short(policy.source))}: {policy.confidence:.0%} intervals, {methods} |\n")
-    return "".join(lines) + "\n"
-
-
-def _rules_block(result: GateResult, *, severe_first: bool) -> Block:
-    rules: Sequence[RuleResult] = result.rules
-    if severe_first:
-        rules = sorted(rules, key=lambda rule: -rule.verdict.severity)
-    head = (
-        "### Rules\n\n"
-        "| Rule | Criterion | Estimate | Interval | Threshold | Verdict | Reasons |\n"
-        "|---|---|--:|---|---|---|---|\n"
-    )
-    rows = []
-    for rule in rules:
-        estimate = f"{rule.interval.estimate:.3f}" if rule.interval is not None else "—"
-        rows.append(
-            f"| {code(rule.rule_id)} | {code(rule.criterion)} | {estimate} | {interval_cell(rule)} | "
-            f"{threshold_text(rule)} | {verdict_badge(rule.verdict)}{' (advisory)' if rule.advisory else ''} | "
-            f"{reasons_cell(rule.reasons)} |\n"
-        )
-    if not rows:
-        rows.append("| — | | | | | | |\n")
-    return Block(head=head, rows=rows, name="rules")
+    parts.append(f"**Policy** {code(short(policy.source))}: {policy.confidence:.0%} intervals, {methods}")
+    return Block(text=" · ".join(parts) + "\n\n", name="what was gated")
 
 
 def _scores_note(result: GateResult) -> Block:
     level = f"{result.release.policy.confidence:.0%}"
     text = (
-        f"Estimates and {level} two-sided intervals are on the **dev set** {code(result.testset.path)} "
-        f"({len(result.testset)} cases), never the holdout. A verdict is decided on the interval's bounds, "
-        "never on the estimate; ≈ marks an approximate interval.\n\n"
+        f"Estimates and {level} two-sided intervals are on the **dev set**, never the holdout; a verdict is decided "
+        "on the interval's bounds, never on the estimate; ≈ marks an approximate interval. Each picture draws the "
+        "interval <code>├─■─┤</code> (■ the estimate) and the threshold <code>¦</code> on its own scale: the span of "
+        "the interval and the threshold over 17 characters.\n\n"
     )
     for ids, caveat in shared_caveats(result.rules):  # one line each, however many rules share it
-        text += f"**Caveat** ({', '.join(code(rule_id) for rule_id in ids)}): {esc(caveat)}\n\n"
+        text += f"**Caveat** ({', '.join(code(rule_id) for rule_id in ids)}): {prose(caveat)}\n\n"
     return Block(text=text, name="note on scores")
-
-
-def _why_block(result: GateResult) -> Block:
-    rows = [
-        f"- {ICON[rule.verdict]} {code(rule.rule_id)} **{rule.verdict.value}**: {esc(rule.sentence)}\n"
-        for rule in sorted(result.rules, key=lambda rule: -rule.verdict.severity)
-        if rule.verdict is not Verdict.PASS
-    ]  # then what is said beside a verdict: advisory, approximate: allow, an accepted transform
-    rows += [f"- {code(rule.rule_id)}: {esc(mark)}\n" for rule in result.rules for mark in rule.marks]
-    if not rows:
-        return Block()
-    return Block(head="**Why**\n\n", rows=rows, name="reasons")
 
 
 def _checks_blocks(result: GateResult) -> list[Block]:
@@ -220,8 +127,9 @@ def _checks_blocks(result: GateResult) -> list[Block]:
             name="checks",
         )
     ]
+    said = [rule.sentence for rule in result.rules]  # a blocking check's sentence is the rules' why: said once
     for report in sorted(result.checks, key=lambda report: rank.get(report.name, len(rank))):
-        blocks.append(_check_detail(report))
+        blocks.append(_check_detail(report, said))
     return blocks
 
 
@@ -297,17 +205,29 @@ def _metamorphic_block(result: GateResult) -> Block:
         "| Transform | Criterion | Flip rate | Flips / answered | Not applicable | Status | Read by |\n"
         "|---|---|--:|--:|--:|---|---|\n"
     )
-    return Block(head=head, rows=rows, name="metamorphic flip rates")
+    unread = _unread_problems(result)
+    tail = "No rule reads these rates:\n\n" + "".join(f"- {prose(p)}\n" for p in unread) + "\n" if unread else ""
+    return Block(head=head, rows=rows, name="metamorphic flip rates", tail=tail)
 
 
-def _check_detail(report: CheckReport) -> Block:
-    if not report.sentence and not report.lines:
+FOLD_OVER = 2  # a check's lines beyond this many (the seeds' checkpoints and run ids) are folded
+
+
+def _check_detail(report: CheckReport, said: Sequence[str] = ()) -> Block:
+    """A check's sentence (unless the why above already says it) and its lines (run ids, per-seed
+    scores: folded in ``<details>``)."""
+    sentence = report.sentence if report.sentence and not any(report.sentence in text for text in said) else ""
+    if not sentence and not report.lines:
         return Block()
     title = f"**{esc(report.title)}.**"
     if not report.lines:
-        return Block(text=f"{title} {esc(report.sentence)}\n\n", name=report.title)
-    head = f"{title} {esc(report.sentence)}\n\n" if report.sentence else f"{title}\n\n"
-    return Block(head=head, rows=[f"- {esc(line)}\n" for line in report.lines], name=report.title)
+        return Block(text=f"{title} {prose(sentence)}\n\n", name=report.title)
+    rows = [f"- {esc(line)}\n" for line in report.lines]
+    head = f"{title} {prose(sentence)}\n\n" if sentence else f"{title}\n\n"
+    if len(rows) <= FOLD_OVER:
+        return Block(head=head, rows=rows, name=report.title)
+    head = (head if sentence else "") + f"<details><summary>{esc(report.title)} ({len(rows)})</summary>\n\n"
+    return Block(head=head, rows=rows, name=report.title, tail="</details>\n\n")
 
 
 STDERR_LINES = 20  # of a failed system's stderr tail
@@ -356,44 +276,56 @@ def _run_block(result: GateResult) -> Block:
     return Block(head="### The run\n\n", rows=rows, name="the run")
 
 
+def _unread_problems(result: GateResult) -> list[str]:
+    """Problems of criteria no rule reads (a declared transform's flip rate, reported only)."""
+    read = {rule.criterion for rule in result.rules}
+    return [p for criterion, outcome in result.outcomes.items() if criterion not in read for p in outcome.problems]
+
+
 def _problems_block(result: GateResult) -> Block:
-    if not result.problems:
+    unread = set(_unread_problems(result))  # said under the flip rates: nothing is decided on them
+    rows = [f"- {prose(problem)}\n" for problem in result.problems if problem not in unread]
+    if not rows:
         return Block()
-    rows = [f"- {esc(problem)}\n" for problem in result.problems]
     return Block(head="### Problems\n\n", rows=rows, name="problems")
 
 
 def _limitations_block(result: GateResult) -> Block:
-    rows = [f"- {esc(item)}\n" for item in result.cannot_tell]
-    return Block(head="### What this cannot tell\n\n", rows=rows, name="what this cannot tell")
+    if not result.cannot_tell:
+        return Block()
+    rows = [f"- {prose(item)}\n" for item in result.cannot_tell]
+    return Block(
+        head=f"<details><summary>What this cannot tell ({len(rows)})</summary>\n\n",
+        rows=rows,
+        name="what this cannot tell",
+        tail="</details>\n\n",
+    )
 
 
 def _provenance_block(result: GateResult) -> Block:
-    checker = result.checker
-    lines = [
-        "<details><summary>Provenance</summary>\n\n",
-        "| | |\n|---|---|\n",
-        f"| oloproof | {esc(checker.version)}, sources {code(checker.source_digest)} |\n",
-        f"| Config | {code(result.release.path)} {code(result.release.digest)} |\n",
-        f"| Dev set | {code(result.testset.digest)} |\n",
-        f"| Generated | {esc(result.generated_at)} |\n",
-        "\n</details>\n\n",
-    ]
-    return Block(text="".join(lines), name="provenance")
+    checker, release = result.checker, result.release
+    body = (
+        f"- oloproof {esc(checker.version)}, sources {code(checker.source_digest)}\n"
+        f"- config {code(release.path)} {code(release.digest)}\n"
+        f"- dev set {code(result.testset.digest)}\n"
+        f"- generated {esc(result.generated_at)}\n"
+    )
+    return Block(text=folded("Provenance", body), name="provenance")
 
 
 def _notes_block(notes: Sequence[str]) -> Block:
     if not notes:
         return Block()
-    return Block(text=">\n".join(f"> **Note:** {esc(note)}\n" for note in notes) + "\n", name="notes")
+    return Block(text=">\n".join(f"> **Note:** {prose(note)}\n" for note in notes) + "\n", name="notes")
 
 
-def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool) -> list[Block]:
+def _body(result: GateResult, notes: Sequence[str], *, severe_first: bool, cut: int | None = None) -> list[Block]:
     return [
+        why_block(result),
         _notes_block(notes),
-        _rules_block(result, severe_first=severe_first),
+        rules_block(result, severe_first=severe_first),
         _scores_note(result),
-        _why_block(result),
+        _context(result, cut=cut),
         Block(text=slices.markdown_block(result, esc, code), name="subsets and slices"),
         Block(text=classes.markdown_block(result, esc, code), name="classification reports"),
         _regression_block(result),
@@ -423,7 +355,7 @@ def render(
     sentences shown under the header (e.g. why no check run was made); ``full_report`` names
     where the untrimmed report is, for the note a trimmed summary carries.
     """
-    full = _header(result, fail_on) + "".join(block.full() for block in _body(result, notes, severe_first=False))
+    full = _title(result, fail_on) + "".join(block.full() for block in _body(result, notes, severe_first=False))
     if len(full.encode("utf-8")) <= limit:
         return full
     return _trimmed(
@@ -440,7 +372,7 @@ def _trimmed(
     full_report: str | None,
     full_size: int,
 ) -> str:
-    header = _header(result, fail_on, cut=200)
+    header = _title(result, fail_on)
     where = f"the full report is in {code(full_report)}" if full_report else "the JSON report holds every detail"
     note_reserve = 1024
     budget = limit - len(header.encode("utf-8")) - note_reserve
@@ -449,7 +381,7 @@ def _trimmed(
     parts: list[str] = []
     left_out: list[str] = []
     used = 0
-    for block in _body(result, notes, severe_first=True):
+    for block in _body(result, notes, severe_first=True, cut=200):
         text = block.full()
         if not text:
             continue
@@ -471,7 +403,8 @@ def _trimmed(
                 shown += 1
             omitted = len(block.rows) - shown
             tail = f"\n*… {omitted} more not shown (trimmed).*\n\n" if omitted else "\n"
-            kept.append(tail)
+            kept.append(tail + block.tail)
+            tail += block.tail
             used += len(tail.encode("utf-8"))
             parts.append("".join(kept))
             if omitted:

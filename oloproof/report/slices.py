@@ -78,13 +78,11 @@ def terminal_lines(result: GateResult) -> list[str]:
 
 
 def markdown_block(result: GateResult, esc: Any, code: Any) -> str:
-    """A "Subsets and slices" section: one bullet per sliced rule, its rows nested."""
+    """A "Subsets and slices" section: one bullet per sliced rule, what it selects and how its rows are
+    corrected (the rows themselves follow the rule in the rules table: ``oloproof.report.md_rules``)."""
     text = ""
     for rule in result.rules:
-        subset, rows = subset_text(rule), row_lines(rule)
-        if not subset and not rows:
-            continue
-        head = "; ".join(part for part in (subset, fwer_text(rule)) if part)
-        text += f"- {code(rule.rule_id)} **{rule.verdict.value}**: {esc(head)}\n"
-        text += "".join(f"  - {esc(line)}\n" for line in rows)
+        head = "; ".join(part for part in (subset_text(rule), fwer_text(rule)) if part)
+        if head:
+            text += f"- {code(rule.rule_id)} **{rule.verdict.value}**: {esc(head)}\n"
     return f"### Subsets and slices\n\n{text}\n" if text else ""

@@ -394,6 +394,9 @@ class SeedsCheck(GateCheck):
         )
         return [self._result.rule]
 
+    def declared_rules(self, ctx: GateContext) -> list[Rule]:
+        return [ctx.release.seeds.rule] if ctx.release.seeds is not None else []
+
     def final_report(self, ctx: GateContext, report: CheckReport) -> CheckReport:
         """The precheck's report, with where each checkpoint's run came from and what the recipe
         cannot tell (once the recipe was decided)."""

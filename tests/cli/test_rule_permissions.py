@@ -145,7 +145,8 @@ def test_an_advisory_rule_is_shown_and_never_changes_the_verdict_or_exit(
     assert code == ExitCode.PASS and report["verdict"] == "PASS" and report["exit_code"] == 0
     assert f"{stretch['verdict']} (advisory)" in terminal
     assert "stretch: advisory: shown, never changes the gate's verdict or exit code" in terminal
-    assert f"{stretch['verdict']} (advisory)" in md and "oloproof gate: PASS" in md
+    assert f"**{stretch['verdict']}, advisory**" in md and "<br><sub>advisory</sub>" in md  # the why, the table
+    assert "oloproof gate: PASS" in md
     [case] = [case for case in junit.iter("testcase") if case.get("name") == "stretch"]
     assert case.find("skipped") is not None and case.find("failure") is None
     assert junit.get("failures") == "0" and junit.get("skipped") == "1"

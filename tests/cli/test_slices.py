@@ -329,7 +329,9 @@ def test_terminal_and_markdown_show_the_rows(project: Project, capsys: pytest.Ca
     )  # scipy beta.ppf/isf(0.05/6, 30, 31)
     text = md.read_text()
     assert "### Subsets and slices" in text
-    assert "expected.label = Gentoo: FAIL 0.500 &#91;0.342, 0.658&#93; at 98.33%, n=60" in text
+    assert (  # the row follows its rule in the rules table (issue 19 §6)
+        "| ↳\u00a0<code>Gentoo</code><br><sub>n=60 · 98.33%</sub> | ❌\u00a0FAIL | 0.500 | <code>[0.342,\u00a00.658]</code> |"
+    ) in text
     assert json.dumps("Gentoo") not in out  # labels are shown as text, not JSON-quoted
 
 

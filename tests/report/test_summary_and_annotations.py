@@ -61,7 +61,10 @@ def test_every_check_report_appears_without_the_renderer_knowing_it(sample: Gate
         assert f"| {markdown.esc(report.title)} | {markdown.esc(report.status)} |" in text
         for line in report.lines:
             assert f"- {markdown.esc(line)}" in text
-    assert "| <code>recipe&#95;accurate</code> | <code>correct</code> | 0.882 | [0.832, 0.919] ≈" in text
+    assert (
+        "| <code>recipe&#95;accurate</code><br><sub><code>correct</code> · crossed cases × seeds</sub> | 👀\u00a0MANUAL_REVIEW "
+        "| 0.882 | <code>[0.832,\u00a00.919]</code>\u00a0≈ |"
+    ) in text
     assert "Near-duplicates of training rows are not checked." in text  # a check's own limitation
 
 
