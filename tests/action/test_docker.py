@@ -163,7 +163,10 @@ def test_pass_on_the_example_with_a_check_run(client: Any, image: Any, tmp_path:
     assert run.code == 0, run.logs
     assert {k: run.outputs[k] for k in ("verdict", "exit-code", "report")} == {"verdict": "PASS", "exit-code": "0", "report": "oloproof-report.json"}
     assert run.summary.startswith("## ✅ oloproof gate: PASS\n")
-    assert "| <code>accurate</code> | <code>correct</code> | 0.903 | [0.867, 0.932]" in run.summary
+    assert (
+        "| <code>accurate</code><br><sub><code>correct</code> · clopper-pearson</sub> | ✅\u00a0PASS | 0.903 | "
+        "<code>[0.867,\u00a00.932]</code> |"
+    ) in run.summary
     assert not [line for line in run.logs.splitlines() if line.startswith(("::error", "::warning"))]
     assert "::stop-commands::" in run.logs and "verdict: PASS" in run.logs
     [request] = fake_github.requests
@@ -263,9 +266,10 @@ def test_every_declared_check_runs_in_the_container(
     assert run.outputs["verdict"] == "INSUFFICIENT_EVIDENCE" and run.outputs["exit-code"] == "4", run.logs
     summary = run.summary
     assert "| leakage | clean: 350 cases checked" in summary
-    assert "| <code>stable&#95;under&#95;noise</code> | <code>flips&#95;under&#95;noise</code> | 0.020 |" in summary
+    assert "| <code>stable&#95;under&#95;noise</code><br><sub><code>flips&#95;under&#95;noise</code> · " in summary
+    assert "⚠️\u00a0INSUFFICIENT_EVIDENCE | 0.020 | <code>[0.008,\u00a00.041]</code>" in summary
     assert "<code>transform&#95;declared</code>" in summary
-    assert "| <code>recipe&#95;accurate</code> | <code>correct</code> |" in summary and "👀 MANUAL_REVIEW" in summary
+    assert "| <code>recipe&#95;accurate</code><br><sub><code>correct</code> · " in summary and "👀\u00a0MANUAL_REVIEW" in summary
     assert "| Holdout read | holdout score: " in summary and "holdout set sha256:" in summary
     assert "(run 1 of 20 in budget)" in summary
     assert "holdout-0" not in summary + run.logs  # no holdout case id anywhere
