@@ -34,6 +34,23 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+class _Keys:
+    """``_key`` with a memory for hashable scalars (by type and value, so 1, 1.0 and true stay
+    apart before ``_key`` joins 1 and 1.0)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[type, Any], str] = {}
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            slot = (type(value), value)
+            found = self.seen.get(slot)
+            if found is None:
+                found = self.seen[slot] = _key(value)
+            return found
+        return _key(value)
+
+
 def _order(values: list[Any]) -> list[Any]:
     """scikit-learn's order where it has one (sorted numbers, sorted strings); else by JSON text."""
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -80,11 +97,16 @@ def classification(
         truth_values.append(case.expected.get(evaluator.expected_field, _ABSENT))
         output = outputs.get(case.id)
         predicted_values.append(_ABSENT if output is None else output.get(evaluator.field, _ABSENT))
+    # Each value's key once (a test set of 10^5 cases has a handful of distinct labels: the JSON
+    # text is computed per distinct scalar, not per case; the gate's cost per case depends on it).
+    keyed = _Keys()
+    truth_keys = [None if value is _ABSENT else keyed(value) for value in truth_values]
+    predicted_keys = [None if value is _ABSENT else keyed(value) for value in predicted_values]
     labels: dict[str, Any] = {}
-    for value in (*truth_values, *predicted_values):
-        if value is not _ABSENT:
-            labels.setdefault(_key(value), value)
-    if not labels or any(value is _ABSENT for value in truth_values):
+    for key, value in zip((*truth_keys, *predicted_keys), (*truth_values, *predicted_values), strict=True):
+        if key is not None:
+            labels.setdefault(key, value)
+    if not labels or any(key is None for key in truth_keys):
         return {"omitted": "no case has an expected label to report on"}
     if len(labels) > MAX_CLASSES:
         return {
@@ -93,8 +115,8 @@ def classification(
         }
     ordered = _order(list(labels.values()))
     index = {_key(value): i for i, value in enumerate(ordered)}
-    truth = np.array([index[_key(v)] for v in truth_values], dtype=np.int64)
-    predicted = np.array([-1 if v is _ABSENT else index[_key(v)] for v in predicted_values], dtype=np.int64)
+    truth = np.array([index[key] for key in truth_keys if key is not None], dtype=np.int64)
+    predicted = np.array([-1 if key is None else index[key] for key in predicted_keys], dtype=np.int64)
     policy = release.policy
     report = classification_report(
         truth, predicted, len(ordered), confidence=policy.confidence, seed=policy.seed, replicates=REPLICATES
