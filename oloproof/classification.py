@@ -7,11 +7,12 @@ JSON report carries it and the Markdown and terminal (-v) reports render it; not
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from oloproof.evaluators.label_match import LabelMatch
+from oloproof.jsonl import bulk
 from oloproof.slices.select import json_safe
 from oloproof.stats.interval import interval_json
 
@@ -25,6 +26,7 @@ MAX_CLASSES = 200  # more and the "classes" are most likely free text: no report
 MATRIX_CLASSES = 30  # the JSON report's confusion matrix; the Markdown and terminal show fewer
 REPLICATES = 2000
 _ABSENT = object()
+_SCALARS = frozenset({str, int, float, bool})
 
 
 def _key(value: Any) -> str:
@@ -32,23 +34,6 @@ def _key(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return json.dumps(value, sort_keys=True)
-
-
-class _Keys:
-    """``_key`` with a memory for hashable scalars (by type and value, so 1, 1.0 and true stay
-    apart before ``_key`` joins 1 and 1.0)."""
-
-    def __init__(self) -> None:
-        self.seen: dict[tuple[type, Any], str] = {}
-
-    def __call__(self, value: Any) -> str:
-        if isinstance(value, (str, int, float, bool)) or value is None:
-            slot = (type(value), value)
-            found = self.seen.get(slot)
-            if found is None:
-                found = self.seen[slot] = _key(value)
-            return found
-        return _key(value)
 
 
 def _order(values: list[Any]) -> list[Any]:
@@ -89,39 +74,98 @@ def classification(
     from oloproof.stats.classification import classification_report  # lazy: start-up
 
     covered = set(outcome.case_ids) if outcome.case_ids is not None else None
-    truth_values: list[Any] = []
-    predicted_values: list[Any] = []
-    for case in testset.cases:
-        if covered is not None and case.id not in covered:
-            continue
-        truth_values.append(case.expected.get(evaluator.expected_field, _ABSENT))
-        output = outputs.get(case.id)
-        predicted_values.append(_ABSENT if output is None else output.get(evaluator.field, _ABSENT))
-    # Each value's key once (a test set of 10^5 cases has a handful of distinct labels: the JSON
-    # text is computed per distinct scalar, not per case; the gate's cost per case depends on it).
-    keyed = _Keys()
-    truth_keys = [None if value is _ABSENT else keyed(value) for value in truth_values]
-    predicted_keys = [None if value is _ABSENT else keyed(value) for value in predicted_values]
-    labels: dict[str, Any] = {}
-    for key, value in zip((*truth_keys, *predicted_keys), (*truth_values, *predicted_values), strict=True):
-        if key is not None:
-            labels.setdefault(key, value)
-    if not labels or any(key is None for key in truth_keys):
+    cases = testset.cases if covered is None else [case for case in testset.cases if case.id in covered]
+    truth_field, field = evaluator.expected_field, evaluator.field
+    truth_values = [case.expected.get(truth_field, _ABSENT) for case in cases]
+    predicted_values = [
+        _ABSENT if (output := outputs.get(case.id)) is None else output.get(field, _ABSENT) for case in cases
+    ]
+    coded = _codes(truth_values, predicted_values)
+    if coded is None:
         return {"omitted": "no case has an expected label to report on"}
-    if len(labels) > MAX_CLASSES:
-        return {
-            "omitted": f"{len(labels)} distinct labels (more than {MAX_CLASSES}): these are not classes, so no "
-            "classification report is made"
-        }
-    ordered = _order(list(labels.values()))
-    index = {_key(value): i for i, value in enumerate(ordered)}
-    truth = np.array([index[key] for key in truth_keys if key is not None], dtype=np.int64)
-    predicted = np.array([-1 if key is None else index[key] for key in predicted_keys], dtype=np.int64)
+    if isinstance(coded, str):
+        return {"omitted": coded}
+    ordered, truth_codes, predicted_codes = coded
+    truth = np.array(truth_codes, dtype=np.int64)
+    predicted = np.array(predicted_codes, dtype=np.int64)
     policy = release.policy
     report = classification_report(
         truth, predicted, len(ordered), confidence=policy.confidence, seed=policy.seed, replicates=REPLICATES
     )
     return _as_json(report, ordered, policy.confidence)
+
+
+def _codes(truth_values: list[Any], predicted_values: list[Any]) -> tuple[list[Any], list[int], list[int]] | str | None:
+    """The classes in scikit-learn's order and each case's class index (-1: no output), or None when
+    a case has no expected label, or why there is no report (too many labels).
+
+    The labels of 10^5 cases are a handful of distinct values: each distinct (type, value) is keyed
+    once, and the per-case work is C's (``dict.fromkeys``, ``map``), not a Python call per case
+    (the gate's cost per case depends on it). A label that is an array or object (unhashable) takes
+    the general path, which gives the same answer."""
+    types = {*map(type, truth_values), *map(type, predicted_values)} - {object}  # object: _ABSENT's type
+    if len(types) == 1 and types <= _SCALARS:
+        # One scalar type (the common case): values stand for themselves, 1 and true cannot meet.
+        return _coded(truth_values, predicted_values, _ABSENT, lambda value: value)
+    try:
+        with bulk():  # 2 x 10^5 small tuples: no collection walking the test set's objects meanwhile
+            truth_pairs = list(zip(map(type, truth_values), truth_values, strict=True))
+            predicted_pairs = list(zip(map(type, predicted_values), predicted_values, strict=True))
+            return _coded(truth_pairs, predicted_pairs, (object, _ABSENT), lambda pair: pair[1])
+    except TypeError:  # an array or object label
+        return _codes_general(truth_values, predicted_values)
+
+
+def _coded(
+    truth: list[Any], predicted: list[Any], absent: Any, value_of: Callable[[Any], Any]
+) -> tuple[list[Any], list[int], list[int]] | str | None:
+    """``_codes`` over hashable stand-ins of the labels (``value_of`` gives the label back)."""
+    truth_distinct = dict.fromkeys(truth)  # in order of first appearance, as labels are met
+    if absent in truth_distinct:
+        return None
+    distinct = {**truth_distinct, **dict.fromkeys(predicted)}
+    keys = {item: _key(value_of(item)) for item in distinct if item != absent}
+    labels: dict[str, Any] = {}
+    for item, key in keys.items():
+        labels.setdefault(key, value_of(item))
+    if not labels:
+        return None
+    if len(labels) > MAX_CLASSES:
+        return _too_many(len(labels))
+    ordered = _order(list(labels.values()))
+    index = {_key(value): i for i, value in enumerate(ordered)}
+    code = {item: index[key] for item, key in keys.items()}
+    code[absent] = -1
+    return ordered, list(map(code.__getitem__, truth)), list(map(code.__getitem__, predicted))
+
+
+def _codes_general(
+    truth_values: list[Any], predicted_values: list[Any]
+) -> tuple[list[Any], list[int], list[int]] | str | None:
+    """``_codes`` for labels of any JSON value (arrays and objects too), one key per case."""
+    truth_keys = [None if value is _ABSENT else _key(value) for value in truth_values]
+    predicted_keys = [None if value is _ABSENT else _key(value) for value in predicted_values]
+    labels: dict[str, Any] = {}
+    for key, value in zip((*truth_keys, *predicted_keys), (*truth_values, *predicted_values), strict=True):
+        if key is not None:
+            labels.setdefault(key, value)
+    if not labels or any(key is None for key in truth_keys):
+        return None
+    if len(labels) > MAX_CLASSES:
+        return _too_many(len(labels))
+    ordered = _order(list(labels.values()))
+    index = {_key(value): i for i, value in enumerate(ordered)}
+    return (
+        ordered,
+        [index[key] for key in truth_keys if key is not None],
+        [-1 if key is None else index[key] for key in predicted_keys],
+    )
+
+
+def _too_many(count: int) -> str:
+    return (
+        f"{count} distinct labels (more than {MAX_CLASSES}): these are not classes, so no classification report is made"
+    )
 
 
 def _as_json(report: ClassReport, labels: list[Any], confidence: float) -> dict[str, Any]:

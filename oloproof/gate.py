@@ -22,6 +22,7 @@ from oloproof.evaluators.base import CriterionOutcome, EvalContext
 from oloproof.evaluators.registry import kind_of
 from oloproof.holdout.check import HoldoutCheck
 from oloproof.identity import checker_identity
+from oloproof.jsonl import kept_heap
 from oloproof.lastgate import note_and_record
 from oloproof.leakage.check import LeakageCheck
 from oloproof.measures.outputs import output_outcome
@@ -53,6 +54,7 @@ def registry() -> dict[str, GateCheck]:
     }
 
 
+@kept_heap()  # the test set and outputs live as long as the gate: not walked by the collector meanwhile
 def run_gate(
     release: Release,
     *,

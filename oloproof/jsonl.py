@@ -254,6 +254,10 @@ def bulk() -> Iterator[None]:
     collection that walks all of them again (30% of the gate's time at 100k cases, measured). Parsed
     JSON holds no reference cycles, so reference counting frees everything as before; the collector
     runs again, in its previous state, as soon as the block ends (also on an error).
+
+    Inside ``kept_heap()`` the objects built are also moved out of the collector's generations when
+    the block ends (``gc.freeze``): otherwise the first collections after it walk every one of them
+    again, up to three times as they age (about 0.45 µs per case of a gate at 100k cases, measured).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -261,7 +265,27 @@ def bulk() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if _kept_heaps:
+                gc.freeze()
             gc.enable()
+
+
+_kept_heaps: list[None] = []  # open kept_heap() blocks (a list: no global statement)
+
+
+@contextlib.contextmanager
+def kept_heap() -> Iterator[None]:
+    """A block (one gate) whose bulk-read objects live until it ends: the collector leaves them
+    alone meanwhile, and takes them back, without walking them, when the outermost block ends
+    (``gc.unfreeze`` puts them in the oldest generation). Objects that die inside it are freed by
+    reference counting as ever; only a reference cycle made garbage inside it waits for its end."""
+    _kept_heaps.append(None)
+    try:
+        yield
+    finally:
+        _kept_heaps.pop()
+        if not _kept_heaps:
+            gc.unfreeze()
 
 
 def iter_objects(path: str | os.PathLike[str], *, display: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:

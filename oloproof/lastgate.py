@@ -32,47 +32,69 @@ if TYPE_CHECKING:
     from oloproof.policy import Rule
     from oloproof.testset import TestSet
 
-LAST_GATE_SCHEMA = "oloproof.last-gate/1"
+LAST_GATE_SCHEMA = "oloproof.last-gate/2"
+OLD_SCHEMA = "oloproof.last-gate/1"  # read, never written
 MAX_BYTES = 64 << 20  # a record of 10^6 cases is ~40 MB; anything larger is not ours
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LastGate:
+    """A last-gate note. Stored as two lines (``oloproof.last-gate/2``): a header object (schema,
+    digest, run, failing ids), then the object of case id -> content digest. A gate of an unchanged
+    test set copies the second line as it stands, unparsed (10^5 entries are most of the note's
+    cost on the gate's hot path); it is parsed only when the test set changed."""
+
     testset_digest: str
     generated_at: str
     version: str
     run_id: str
-    cases: dict[str, str]  # case id -> content digest
+    cases_json: bytes  # the JSON object of case id -> content digest, as stored
     failed: tuple[str, ...]  # ids of cases that failed a threshold rule, in test-set order
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def cases(self) -> dict[str, str]:
+        """Case id -> content digest (ValueError when the stored object is not one)."""
+        cases = orjson.loads(self.cases_json)
+        # A parsed JSON object's keys are strings; its values' types are checked in C (map), not
+        # by a Python-level loop over 10^5 entries.
+        if not isinstance(cases, dict) or not set(map(type, cases.values())) <= {str}:
+            raise ValueError("cases: expected an object of strings")
+        return cases
+
+    def to_bytes(self) -> bytes:
+        header = {
             "schema": LAST_GATE_SCHEMA,
             "testset_digest": self.testset_digest,
             "generated_at": self.generated_at,
             "version": self.version,
             "run_id": self.run_id,
-            "cases": self.cases,  # orjson writes the dict itself: no copy of 10^5 entries
             "failed": list(self.failed),  # in test-set order: as stable as sorting, without its cost
         }
+        return orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n" + self.cases_json + b"\n"
 
     @classmethod
-    def from_json(cls, data: Any) -> LastGate:
-        if not isinstance(data, dict) or data.get("schema") != LAST_GATE_SCHEMA:
+    def from_bytes(cls, data: bytes) -> LastGate:
+        first, _, rest = data.partition(b"\n")
+        header = orjson.loads(first)
+        if not isinstance(header, dict):
             raise ValueError("not a last-gate record")
-        cases, failed = data["cases"], data["failed"]
-        # A parsed JSON object's keys are strings; its values' types are checked in C (map), not
-        # by a Python-level loop over 10^5 entries.
-        if not isinstance(cases, dict) or not set(map(type, cases.values())) <= {str}:
-            raise ValueError("cases: expected an object of strings")
+        schema = header.get("schema")
+        if schema == OLD_SCHEMA:  # one line, the cases inside (written before issue 20)
+            cases_json = orjson.dumps(header["cases"], option=orjson.OPT_SORT_KEYS)
+        elif schema == LAST_GATE_SCHEMA:
+            cases_json = rest.rstrip(b"\n")
+            if not cases_json.startswith(b"{") or not cases_json.endswith(b"}") or b"\n" in cases_json:
+                raise ValueError("cases: expected one line holding an object")
+        else:
+            raise ValueError("not a last-gate record")
+        failed = header["failed"]
         if not isinstance(failed, list) or not set(map(type, failed)) <= {str}:
             raise ValueError("failed: expected a list of case ids")
         return cls(
-            testset_digest=str(data["testset_digest"]),
-            generated_at=str(data["generated_at"]),
-            version=str(data["version"]),
-            run_id=str(data["run_id"]),
-            cases=cases,  # a fresh dict from the parser, owned by this record
+            testset_digest=str(header["testset_digest"]),
+            generated_at=str(header["generated_at"]),
+            version=str(header["version"]),
+            run_id=str(header["run_id"]),
+            cases_json=cases_json,
             failed=tuple(failed),
         )
 
@@ -83,6 +105,10 @@ def gate_path(base_dir: Path, config: str) -> Path:
 
 def case_digest(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps_line({"inputs": inputs, "expected": expected})).hexdigest()[:16]
+
+
+def case_digests(testset: TestSet) -> dict[str, str]:
+    return {case.id: case_digest(case.inputs, case.expected) for case in testset.cases}
 
 
 def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str, CriterionOutcome]) -> tuple[str, ...]:
@@ -109,7 +135,7 @@ def failed_cases(testset: TestSet, rules: Iterable[Rule], outcomes: Mapping[str,
         else:
             count = min(len(ids), len(values))
             failed[:count] |= bad[:count]
-    return tuple(case_id for case_id, is_failed in zip(ids, failed.tolist(), strict=True) if is_failed)
+    return tuple(ids[index] for index in np.flatnonzero(failed).tolist())  # only the failures are visited
 
 
 def read_last(path: Path) -> LastGate | None:
@@ -130,7 +156,7 @@ def parse_last(data: bytes | None) -> LastGate | None:
     if data is None or len(data) > MAX_BYTES:
         return None
     try:
-        return LastGate.from_json(orjson.loads(data))
+        return LastGate.from_bytes(data)
     except (ValueError, KeyError, TypeError, OloproofError):
         return None
 
@@ -151,9 +177,13 @@ def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
     """Notes on cases that left the test set, or changed under their id, since ``last``."""
     if last.testset_digest == testset.digest:
         return ()
-    current: dict[str, str] = {case.id: case_digest(case.inputs, case.expected) for case in testset.cases}
-    removed = [case_id for case_id in last.cases if case_id not in current]
-    changed = [case_id for case_id, digest in last.cases.items() if current.get(case_id, digest) != digest]
+    try:
+        before = last.cases()
+    except ValueError:
+        return ()  # a damaged note: the note is lost, no more
+    current = case_digests(testset)
+    removed = [case_id for case_id in before if case_id not in current]
+    changed = [case_id for case_id, digest in before.items() if current.get(case_id, digest) != digest]
     when = f"the last gate ({last.generated_at}, run {last.run_id})"
     notes = []
     for ids, what in ((removed, "removed"), (changed, "changed (input or expected value)")):
@@ -165,7 +195,7 @@ def changes_since(last: LastGate, testset: TestSet) -> tuple[str, ...]:
 
 def record_gate(path: Path, gate: LastGate) -> None:
     """Replace the config's last-gate record, atomically."""
-    atomic_write_bytes(path, orjson.dumps(gate.to_json(), option=orjson.OPT_SORT_KEYS) + b"\n")
+    atomic_write_bytes(path, gate.to_bytes())
 
 
 def note_and_record(
@@ -193,9 +223,9 @@ def note_and_record(
         run_id=run_id,
         # The same test set as the last gate's: the same cases, digests and all (no need to hash
         # every case again on the hot path of an unchanged set).
-        cases=last.cases
+        cases_json=last.cases_json
         if last is not None and last.testset_digest == testset.digest
-        else {case.id: case_digest(case.inputs, case.expected) for case in testset.cases},
+        else orjson.dumps(case_digests(testset), option=orjson.OPT_SORT_KEYS),
         failed=failed_cases(testset, rules, outcomes),
     )
     try:

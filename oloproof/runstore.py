@@ -316,16 +316,13 @@ class RunStore:
                 f"{path}: the outputs do not match the digest in run {record.run_id}'s run.json (edited after the run "
                 "was written); the run cannot be used: restore it from git or delete the run and make it again"
             )
-        result: dict[str, dict[str, Any]] = {}
         try:
             # One scan of the whole file for an integer orjson cannot read exactly; without one
             # (the usual case), every line goes straight to orjson.
             parse = loads if has_long_integers([raw]) else orjson.loads
-            with bulk():
-                for line in raw.splitlines():
-                    if line.strip():
-                        obj = parse(line)
-                        result[obj["id"]] = obj
+            with bulk():  # each step a C loop over the lines: no Python statement per output
+                objects = list(map(parse, filter(None, map(bytes.strip, raw.splitlines()))))
+                result = {obj["id"]: obj for obj in objects}
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"{path}: not a valid outputs file ({exc})") from None
         return result

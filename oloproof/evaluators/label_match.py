@@ -45,29 +45,34 @@ class LabelMatch:
 
         require_output_key(ctx, self.field, self.where)
         cases = ctx.testset.cases
-        values = np.empty(len(cases))
+        scored: list[float] = []  # one per case, made an array once (numpy's per-item store is slow)
+        score = scored.append
         notes: dict[str, str] = {}
         outputs = ctx.outputs
         key, exp_key = self.field, self.expected_field
         typed = TypeTally()
+        nan = float("nan")
         for index, case in enumerate(cases):
             expected = case.expected.get(exp_key, _MISSING)
             if expected is _MISSING:
                 expected = expected_value(ctx, index, exp_key, where=self.where)
             output = outputs.get(case.id)
             if output is None:
-                values[index] = np.nan
+                score(nan)
                 continue
             got = output.get(key, _MISSING)
             if got is _MISSING:
-                values[index] = np.nan
+                score(nan)
                 notes[case.id] = f"output has no '{key}'"
                 continue
+            typed.answered += 1
+            kind = type(got)
+            if kind is type(expected) and kind in _PLAIN:
+                score(1.0 if got == expected else 0.0)  # the common case, without a call
+                continue
             typed.add(case.id, got, expected)
-            if type(got) is type(expected) and type(got) in (str, int, float):
-                values[index] = 1.0 if got == expected else 0.0  # the common case, without a call
-            else:
-                values[index] = 1.0 if same_value(got, expected) else 0.0
+            score(1.0 if same_value(got, expected) else 0.0)
+        values = np.array(scored, dtype=float)
         note = typed.note(key, exp_key)
         return CriterionOutcome(
             criterion=self.criterion, kind="binary", values=values, notes=notes, details={"note": note} if note else {}
@@ -95,7 +100,8 @@ class TypeTally:
         self.example: tuple[str, Any, Any] | None = None
 
     def add(self, case_id: str, got: Any, expected: Any) -> None:
-        self.answered += 1
+        """An answered case whose values are not both a str, int or float of one Python type (those
+        are of one JSON type; the caller counts every answered case in ``answered``)."""
         if json_type(got) != json_type(expected):
             self.differ += 1
             self.example = self.example or (case_id, got, expected)
@@ -119,6 +125,7 @@ class TypeTally:
 
 
 _MISSING = object()
+_PLAIN = frozenset({str, int, float})  # one Python type of these is one JSON type
 
 
 def _build(values: dict[str, Any], where: Where) -> LabelMatch:

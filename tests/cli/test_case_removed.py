@@ -46,7 +46,10 @@ def test_a_removed_passing_case_and_several_removals_are_counted(project: Projec
     write_cases(project.root / "data" / "test.jsonl", cases_without(cases, "c00001"))
     (note,) = [n for n in notes(project)[1] if "since the last gate" in n]
     assert note.startswith(REMOVED_FAILURE) and note.endswith("); it was not a failure")
-    write_cases(project.root / "data" / "test.jsonl", [c for c in cases if c["id"] not in ("c00001", "c00002", "c00058", "c00059")])
+    write_cases(
+        project.root / "data" / "test.jsonl",
+        [c for c in cases if c["id"] not in ("c00001", "c00002", "c00058", "c00059")],
+    )
     (note,) = [n for n in notes(project)[1] if "since the last gate" in n]
     assert note.startswith("3 cases removed since the last gate (") and note.endswith("); 2 of them were failures")
 
@@ -108,9 +111,60 @@ def test_a_damaged_last_gate_record_costs_the_note_only(project: Project, hostil
     elif hostile == "directory":
         path.mkdir()
     else:
-        path.write_text(json.dumps({"schema": "oloproof.last-gate/1", "testset_digest": "x", "generated_at": "t",
-                                    "version": "v", "run_id": "r", "cases": {"\u202e::error::x": 1}, "failed": []}))
+        path.write_text(
+            json.dumps(
+                {
+                    "schema": "oloproof.last-gate/1",
+                    "testset_digest": "x",
+                    "generated_at": "t",
+                    "version": "v",
+                    "run_id": "r",
+                    "cases": {"\u202e::error::x": 1},
+                    "failed": [],
+                }
+            )
+        )
     write_cases(project.root / "data" / "test.jsonl", cases_without(cases, "c00059"))
     code, found = notes(project)
     assert code in (0, 1, 4)
     assert not [n for n in found if "since the last gate" in n]
+
+
+def test_a_note_written_before_the_two_line_format_is_read(project: Project) -> None:
+    """A one-line ``oloproof.last-gate/1`` note (written before issue 20) still tells what left; the
+    next gate writes ``/2``: a header line, then the cases' digests copied unparsed while the test
+    set is unchanged."""
+    cases = labelled_cases(60, 59)
+    project.write(cases=cases)
+    notes(project)
+    (path,) = (project.root / ".oloproof" / "gates").iterdir()
+    header_line, cases_line = path.read_bytes().splitlines()
+    header = json.loads(header_line)
+    assert header["schema"] == "oloproof.last-gate/2" and header["failed"] == ["c00059"]
+    old = {**header, "schema": "oloproof.last-gate/1", "cases": json.loads(cases_line)}
+    path.write_text(json.dumps(old) + "\n")
+    notes(project)  # the same test set: the /1 note's cases carried over
+    header_line, again = path.read_bytes().splitlines()
+    assert json.loads(header_line)["schema"] == "oloproof.last-gate/2" and json.loads(again) == json.loads(cases_line)
+    write_cases(project.root / "data" / "test.jsonl", cases_without(cases, "c00059"))
+    assert any(n.startswith(REMOVED_FAILURE) and n.endswith("it was a failure") for n in notes(project)[1])
+
+
+@pytest.mark.parametrize("damage", ["cases line cut", "three lines", "cases not an object"])
+def test_a_damaged_cases_line_costs_the_note_only(project: Project, damage: str) -> None:
+    cases = labelled_cases(60, 59)
+    project.write(cases=cases)
+    notes(project)
+    (path,) = (project.root / ".oloproof" / "gates").iterdir()
+    header_line, cases_line = path.read_bytes().splitlines()
+    broken = {
+        "cases line cut": header_line + b"\n" + cases_line[: len(cases_line) // 2] + b"}\n",
+        "three lines": header_line + b"\n" + cases_line + b"\n{}\n",
+        "cases not an object": header_line + b"\n[1, 2]\n",
+    }[damage]
+    path.write_bytes(broken)
+    write_cases(project.root / "data" / "test.jsonl", cases_without(cases, "c00059"))
+    code, found = notes(project)
+    assert code in (0, 1, 4) and not [n for n in found if "since the last gate" in n]
+    write_cases(project.root / "data" / "test.jsonl", cases_without(cases_without(cases, "c00059"), "c00001"))
+    assert any(n.startswith("1 case removed since the last gate (") for n in notes(project)[1])  # whole again
