@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -21,27 +22,54 @@ from oloproof.errors import ExitCode, OloproofError
 from oloproof.exits import run_guarded, where_raised
 from oloproof.inert import SafeLines, inert
 
+# Each subcommand's one-line help, in the order ``oloproof --help`` lists them. Only the module of the
+# command being run is imported (start-up: the twelve modules cost more than the rest of the CLI);
+# tests/cli/test_startup.py checks that these lines are the modules' own.
+COMMANDS: dict[str, str] = {
+    "gate": "decide every rule of the policy and exit with the verdict",
+    "run": "run the system on the test set and record the run",
+    "runs": "list recorded runs",
+    "compare": "pair two runs of the dev set case by case (B minus A)",
+    "gap": "the dev-to-holdout gap: real improvement and fit since the week-0 version",
+    "leakage": "check the test set against the training data",
+    "metamorphic": "inspect, label and run the declared metamorphic transforms",
+    "seeds": "judge the training recipe across k seeds",
+    "holdout": "read the reserved holdout set (with a reason, against a budget), show its log",
+    "init": "start a project: a commented skeleton (--kind) or a worked example (--example)",
+    "schema": "print the JSON Schema of release.yaml or policy.yaml",
+    "completion": "print a shell completion script",
+}
 
-def _commands() -> list[ModuleType]:
-    from oloproof.cli import (  # lazy: start-up
-        compare,
-        completion,
-        gap,
-        gate,
-        holdout,
-        init,
-        leakage,
-        metamorphic,
-        run,
-        runs,
-        schema,
-        seeds,
-    )
 
-    return [gate, run, runs, compare, gap, leakage, metamorphic, seeds, holdout, init, schema, completion]
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"oloproof.cli.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand an argument list runs, as argparse will read it; None when it names none.
+
+    Only ``--color X`` may come before the command; anything else there is --help, --version or a
+    usage error, none of which needs a subcommand's own parser.
+    """
+    tokens = iter(argv)
+    for token in tokens:
+        name, equals, _ = token.partition("=")
+        if len(name) >= 3 and "--color".startswith(name):  # argparse takes `--col` for `--color`
+            if not equals:
+                next(tokens, None)
+        elif not token.startswith("-"):
+            return token if token in COMMANDS else None
+        else:
+            return None
+    return None
+
+
+def build_parser(only: str | None = "") -> argparse.ArgumentParser:
+    """The whole parser (``only=""``, the default), or one whose only full subcommand is ``only``.
+
+    The other subcommands are listed with their help line, so ``oloproof --help`` and the usage error
+    for a misspelt command read the same either way; ``only=None`` makes every one a listing.
+    """
     parser = argparse.ArgumentParser(
         prog="oloproof",
         description="A release gate for trained models and LLM prompts: verdicts from intervals, not point estimates.",
@@ -52,8 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_colour(parser, default="auto")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in _commands():
-        module.register(sub)
+    for name, line in COMMANDS.items():
+        if only == "" or name == only:
+            _module(name).register(sub)
+        else:
+            sub.add_parser(name, help=line)
     _colour_everywhere(sub)  # `oloproof gate --color never` as well as `oloproof --color never gate`
     parser.set_defaults(root_parser=parser)  # `oloproof completion` writes its script from this parser
     return parser
@@ -78,9 +109,13 @@ def _add_colour(parser: argparse.ArgumentParser, *, default: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        command = chosen_command(argv)
+        if command is None:  # --help, --version, a usage error, or a command line read otherwise by argparse
+            command = getattr(build_parser(None).parse_known_args(argv)[0], "command", None)
+        # `completion` walks every subcommand's options, so it gets the whole parser.
+        args = build_parser("" if command == "completion" else command).parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
     held = next((name for name, value in vars(args).items() if "\0" in str(value)), None)
