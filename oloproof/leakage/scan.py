@@ -3,7 +3,9 @@
 ``scan_training`` orders the plan's keys on a first sample of rows, then streams the file
 (``leakage_io`` reads the formats) through a ``Matcher``. An uncompressed JSONL file of at
 least ``PARALLEL_MIN_BYTES`` is split at line boundaries into one byte range per worker
-process: parsing is the cost, and it parallelises perfectly. Meanwhile a thread computes
+process: parsing is the cost, and it parallelises perfectly. An uncompressed CSV file is split the
+same way at record boundaries (``leakage.csv_ranges`` says how, and why a file with any malformed
+row is read again by one process). Meanwhile a thread computes
 the file's SHA-256 (a commitment for the record, never content).
 """
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from oloproof.errors import DataError
+from oloproof.leakage.csv_ranges import header_end, scan_csv_range, split_points
 from oloproof.leakage.match import Matcher, ScanCounts
 from oloproof.leakage.normalise import MISSING
 from oloproof.leakage.plan import MatchPlan, json_getters, lookup_candidates, resolve
@@ -71,9 +74,9 @@ def scan_training(
     digest = FileDigest(source.path)
     try:
         if source.format == "csv":
-            digest.start()
-            counts, sources = _run_csv(plan, source, skip_malformed, progress)
-            used = 1
+            counts, sources, used = _run_csv(
+                plan, source, skip_malformed, progress, jobs, parallel_min_bytes, _once(digest.start)
+            )
         elif source.format == "parquet":
             digest.start()
             counts, sources = _run_parquet(plan, source, skip_malformed, progress)
@@ -89,6 +92,17 @@ def scan_training(
         if digest.is_alive():
             digest.join()
     return ScanOutcome(counts=counts, sha256=digest.hexdigest, key_sources=sources, jobs=used)
+
+
+def _once(call: Callable[[], None]) -> Callable[[], None]:
+    done: list[bool] = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            call()
+
+    return once
 
 
 def settle_order(
@@ -141,9 +155,11 @@ def _run_jsonl(
     sources = json_key_sources(plan, sample)
     workers = _workers(jobs)
     if workers > 1 and source.compression is None and source.size >= parallel_min_bytes and parallel_available():
-        ranges = len(split_ranges(source.path, source.size, workers))
-        if ranges > 1:
-            return _run_parallel(plan, source, skip, progress, workers, started), sources, ranges
+        ranges = split_ranges(source.path, source.size, workers)
+        if len(ranges) > 1:
+            counts = _run_parallel(plan, source, skip, progress, ranges, started)
+            assert counts is not None  # a JSONL range never asks for a rescan
+            return counts, sources, len(ranges)
     started()
     matcher = Matcher(plan, json_getters(plan), display=source.display, skip_malformed=skip)
     raw, stream = open_stream(source)
@@ -156,21 +172,33 @@ def _run_jsonl(
 
 
 def _run_csv(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None
-) -> tuple[ScanCounts, dict[str, str]]:
+    plan: MatchPlan,
+    source: TrainingSource,
+    skip: bool,
+    progress: Progress | None,
+    jobs: int | None,
+    parallel_min_bytes: int,
+    started: Callable[[], None],
+) -> tuple[ScanCounts, dict[str, str], int]:
     # A training text may exceed the csv module's default 128 KiB field limit, but a field is
     # capped (1 MiB): an unbalanced quote would otherwise swallow the rest of the file into one
     # field (a global: restored afterwards).
     previous = csv.field_size_limit(CSV_FIELD_LIMIT)
     try:
-        return _run_csv_unlimited(plan, source, skip, progress)
+        return _run_csv_unlimited(plan, source, skip, progress, _workers(jobs), parallel_min_bytes, started)
     finally:
         csv.field_size_limit(previous)
 
 
 def _run_csv_unlimited(
-    plan: MatchPlan, source: TrainingSource, skip: bool, progress: Progress | None
-) -> tuple[ScanCounts, dict[str, str]]:
+    plan: MatchPlan,
+    source: TrainingSource,
+    skip: bool,
+    progress: Progress | None,
+    workers: int,
+    parallel_min_bytes: int,
+    started: Callable[[], None],
+) -> tuple[ScanCounts, dict[str, str], int]:
     raw, stream = open_stream(source)
     with raw, stream:
         try:
@@ -179,8 +207,18 @@ def _run_csv_unlimited(
         except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
     if not header:
-        return ScanCounts(), {}
+        started()
+        return ScanCounts(), {}, 1
     settle_order(plan, sample, csv_getters(plan, header, source.display), source.display, sampled=False)
+    if workers > 1 and source.compression is None and source.size >= parallel_min_bytes and parallel_available():
+        first = header_end(source.path, header, source.delimiter)
+        ranges = [] if first is None else split_points(source.path, source.size, first, workers)
+        if len(ranges) > 1:
+            counts = _run_parallel(plan, source, skip, progress, ranges, started, csv=(header, source.delimiter))
+            if counts is not None:
+                return counts, csv_columns(plan, header), len(ranges)
+            # A range could not be read cleanly: one process reads the file and names each problem.
+    started()
     matcher = Matcher(plan, csv_getters(plan, header, source.display), display=source.display, skip_malformed=skip)
     raw, stream = open_stream(source)
     with raw, stream:
@@ -198,7 +236,7 @@ def _run_csv_unlimited(
             ) from None
         except STREAM_ERRORS as exc:
             raise read_error(source, exc) from None
-    return matcher.counts, csv_columns(plan, header)
+    return matcher.counts, csv_columns(plan, header), 1
 
 
 def _run_parquet(
@@ -274,9 +312,19 @@ def count_lines(path: Path, end: int) -> int:
 
 
 def _scan_range(
-    plan: MatchPlan, path: str, display: str, skip: bool, start: int, end: int, shared: Any, slot: int
+    plan: MatchPlan,
+    path: str,
+    display: str,
+    skip: bool,
+    start: int,
+    end: int,
+    shared: Any,
+    slot: int,
+    csv_layout: tuple[list[str], str] | None,
 ) -> tuple[str, Any]:
     """One worker's byte range. Errors come back as data: our exceptions do not pickle."""
+    if csv_layout is not None:
+        return scan_csv_range(plan, path, display, skip, start, end, shared, slot, *csv_layout)
     matcher = Matcher(plan, json_getters(plan), display=display, skip_malformed=skip)
 
     def progress(done: int, rows: int) -> None:
@@ -319,10 +367,15 @@ def _run_parallel(
     source: TrainingSource,
     skip: bool,
     progress: Progress | None,
-    workers: int,
+    ranges: list[tuple[int, int]],
     started: Callable[[], None],
-) -> ScanCounts:
+    *,
+    csv: tuple[list[str], str] | None = None,
+) -> ScanCounts | None:
     """Fork one worker per byte range; they inherit the plan (nothing is pickled but results).
+
+    JSONL ranges, or CSV ranges (``csv``: the header and delimiter); None when a CSV range could
+    not be read cleanly (``leakage.csv_ranges``: the caller then scans the file in one process).
 
     Workers are forked before this process starts any thread of its own (the digest thread
     starts after them, ``started``), so no lock can be inherited held.
@@ -330,7 +383,6 @@ def _run_parallel(
     import multiprocessing  # lazy: start-up
     from multiprocessing.connection import Connection, wait  # lazy: start-up
 
-    ranges = split_ranges(source.path, source.size, workers)
     context = multiprocessing.get_context("fork")
     shared = context.Array("q", 2 * len(ranges), lock=False)
     processes: list[Any] = []
@@ -341,7 +393,7 @@ def _run_parallel(
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
                 target=_worker_main,
-                args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot),
+                args=(sender, plan, str(source.path), source.display, skip, start, end, shared, slot, csv),
                 daemon=True,
                 name=f"oloproof-leakage-{slot}",
             )
@@ -370,6 +422,8 @@ def _run_parallel(
                     raise DataError(source.display, None, f"cannot read the file ({payload})")
                 if status == "crash":
                     raise RuntimeError(f"leakage worker {slot} failed: {payload}")
+                if status == "redo":
+                    return None  # the other workers are stopped below: their ranges are read again
                 results[slot] = payload
             if progress is not None:
                 progress(sum(shared[0::2]), sum(shared[1::2]))
