@@ -290,7 +290,12 @@ class BatchProgress:
             )  # lazy: start-up
 
             self._progress = Progress(
-                TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+                TextColumn(self.label),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console(stderr=True),  # --color never: no colour in the bar either
+                transient=True,
             )
             self._progress.__enter__()
             self._task = self._progress.add_task(self.label, total=None)

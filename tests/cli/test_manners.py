@@ -233,3 +233,58 @@ def test_quiet_marks_an_advisory_rule(project: Project) -> None:
     assert quiet.returncode == ExitCode.PASS, quiet.stdout
     assert any(line.startswith("FAIL (advisory) hard: ") for line in quiet.stdout.splitlines())
     assert quiet.stdout.splitlines()[-1] == "verdict: PASS  (exit 0; 1 of 2 rules pass, 1 advisory)"
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Everything the CLI writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    base = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR", "CI")}
+    base["PYTHONPATH"] = os.pathsep.join([str(ROOT), base.get("PYTHONPATH", "")])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", *argv],
+        cwd=cwd,
+        env={**base, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    process.wait(timeout=60)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_color_never_keeps_the_progress_bar_plain_on_a_terminal(project: Project) -> None:
+    slow = (
+        "import json, sys, time\n"
+        "rows = [json.loads(line) for line in sys.stdin]\n"
+        "time.sleep(1.0)\n"
+        "print(''.join(json.dumps({'id': row['id'], 'label': 1}) + '\\n' for row in rows), end='')\n"
+    )
+    (project.root / "slow.py").write_text(slow, encoding="utf-8")
+    project.write(
+        cases=labelled_cases(10, 10),
+        command=json.dumps([sys.executable, str(project.root / "slow.py")]),
+        rules="  - {id: some, criterion: correct, min: 0.5}",
+    )
+    coloured = _on_a_terminal(["--color", "always", "run", "-c", project.config], project.root, {})
+    assert "running system" in coloured and _colours(coloured), coloured  # the bar, in colour
+    plain = _on_a_terminal(["--color", "never", "run", "-c", project.config], project.root, {})
+    assert "running system" in plain and not _colours(plain), plain
+
+
+def _colours(text: str) -> list[str]:
+    """The SGR sequences that set a colour or a style (not the reset ESC[0m / ESC[m)."""
+    import re
+
+    return [code for code in re.findall(r"\x1b\[([0-9;]*)m", text) if code not in ("", "0")]
