@@ -57,7 +57,11 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "policy": {
             "confidence": release.policy.confidence,
             "allow_approximate_methods": release.policy.allow_approximate_methods,
-            "rules_allowing_approximate": [rule.id for rule in release.policy.rules if rule.approximate == "allow"],
+            "rules_allowing_approximate": [  # the seeds recipe rule too: it is decided like the others
+                rule.id
+                for rule in (*release.policy.rules, *([release.seeds.rule] if release.seeds is not None else []))
+                if rule.approximate == "allow"
+            ],
             "source": release.policy.source,
         },
         "run": None

@@ -92,6 +92,7 @@ def test_a_seeds_rule_carries_its_own_permission_while_the_policy_stays_exact(pr
     code, report, _, md, _ = gate(project, "--run", "version:s1")
     recipe = by_id(report, "recipe_ok")
     assert report["policy"]["allow_approximate_methods"] is False
+    assert report["policy"]["rules_allowing_approximate"] == ["recipe_ok"]
     assert recipe["verdict"] == "PASS" and recipe["interval"]["approximate"] is True
     assert recipe["approximate_permission"] is True and code == ExitCode.PASS
     assert "<code>recipe&#95;ok</code>: approximate: allow" in md
