@@ -27,8 +27,11 @@ _MD_ACTIVE = re.compile(r"[\\`*_\[\]|~#!<>&]")
 _ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # GitHub's Markdown links a bare URL or www. name in text (its autolink extension), even inside
 # <code>: an entity for the ":" or the "." leaves the text as read and makes no link. (An e-mail
-# address still becomes a mailto: link; the PR comment also breaks @mentions: action/prcomment.py.)
+# address still becomes a mailto: link.) GitHub also links @name and @org/team in rendered text, and
+# an entity does not stop it (it reads the decoded text): a zero-width space after the @ does, and
+# the text still reads the same.
 _AUTOLINK = re.compile(r"://|(?i:\bwww\.)")
+ZWSP = "\u200b"
 
 
 def esc(text: object) -> str:
@@ -36,6 +39,7 @@ def esc(text: object) -> str:
     value = str(text)
     value = _MD_ACTIVE.sub(lambda match: _ENTITY.get(match.group(), f"&#{ord(match.group())};"), value)
     value = _AUTOLINK.sub(lambda match: "&#58;//" if match.group() == "://" else match.group()[:3] + "&#46;", value)
+    value = value.replace("@", "@" + ZWSP)
     return value.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 

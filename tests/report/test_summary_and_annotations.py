@@ -171,3 +171,12 @@ def test_stop_commands_wraps_text_with_a_token_it_does_not_contain() -> None:
     assert wrapped == "::stop-commands::abc\n::error::from a model\n::add-mask::x\n::abc::\n"
     hostile = "::deadbeef::\n"
     assert not ann.stop_commands(hostile, token="deadbeef").startswith("::stop-commands::deadbeef\n")
+
+
+@pytest.mark.parametrize("text", ["@octo-org/admins", "ask @alice", "a@b", "@@x"])
+def test_no_summary_text_can_mention_a_person_or_team(text: str) -> None:
+    from oloproof.report.md_text import code, esc, prose
+
+    for escaped in (esc(text), code(text), prose(f"stratum `{text}` and {text}")):
+        assert re.search(r"@[A-Za-z0-9@]", escaped) is None, escaped  # GitHub links @name, @org/team
+    assert esc(text).replace("\u200b", "") == text.replace("&", "&amp;")  # reads the same
