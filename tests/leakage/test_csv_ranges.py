@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_every_split_point_of_well_formed_csv_is_a_record_boundary(tmp_path_fact
     assert first == 4
     ranges = split_points(path, len(data), first, parts)
     assert ranges[0][0] == 4 and ranges[-1][1] == len(data)
-    assert all(end == start for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False))
+    assert all(end == start for (_, end), (start, _) in itertools.pairwise(ranges))
     assert {start for start, _ in ranges[1:]} <= _record_ends(data)
 
 
