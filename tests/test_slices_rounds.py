@@ -63,3 +63,33 @@ def test_rounds_equal_holm_on_exact_p_values(seed: int) -> None:
     for r, c in zip(rows, claims, strict=True):
         if r["verdict"] in ("PASS", "FAIL"):
             assert r["verdict"] == c.claim
+
+
+def test_a_where_list_value_the_set_lacks_is_undecided_on_a_set_read_after_the_dev_check() -> None:
+    # The dev set is checked before the run (a config error); a set decided later, or the cases a
+    # transform changed, may lack a listed class: the rule must not pass on the classes left (18-D1).
+    cases = [Case(CaseId(f"a{i}"), {}, {"label": "A"}, None, None, i + 1) for i in range(200)]
+    testset = CaseSet(path="t.jsonl", cases=tuple(cases), digest="sha256:0", has_groups=False)
+    rule = Rule(
+        id="r",
+        criterion="correct",
+        kind="min",
+        threshold=0.5,
+        baseline=None,
+        method="exact",
+        description="",
+        source="p",
+        line=1,
+        key_path="rules[0]",
+        where=(("expected.label", ("A", "B")),),
+    )
+    outcome = CriterionOutcome(criterion="correct", kind="binary", values=np.ones(200))
+    result = decide_sliced(
+        rule, outcome, _policy(rule), testset, {}, decide=lambda r, o, p, t: _decide(r, o, p, t, registry())
+    )
+    assert result.verdict.value == "INSUFFICIENT_EVIDENCE"
+    assert result.reasons[0] == "where_value_unmatched"
+    assert result.sentence == (
+        'correct: where: expected.label in (A, B) lists a value no case of this set has (no case has expected.label '
+        '= "B"; it holds "A" (200)), so the rule cannot say what it claims.'
+    )

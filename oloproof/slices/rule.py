@@ -66,7 +66,7 @@ def decide_sliced(
     """The rule's result on its ``where`` subset, per slice when it has ``per``; ``decide`` otherwise."""
     if not rule.where and rule.per is None:
         return decide(rule, outcome, policy, testset)
-    check_output_keys(rule, outputs)
+    check_output_keys(rule, outputs, testset.cases)
     domain = set(outcome.case_ids) if outcome.case_ids is not None else None
     pool = [case for case in testset.cases if domain is None or case.id in domain]
     selected = [case for case in pool if matches(case, rule.where, outputs)] if rule.where else pool
@@ -83,6 +83,24 @@ def decide_sliced(
         unanswered = _unanswered(rule, pool, outputs)
         if unanswered is not None:
             subset["unanswered"] = unanswered
+        unheld = [
+            (key, value)
+            for key, values in rule.where
+            if len(values) > 1 and not key.startswith("output.")
+            for value in values
+            if not any(matches(case, ((key, (value,)),), outputs) for case in pool)
+        ]
+        if unheld:  # the dev set is checked before the run (select.check_rule_keys); a holdout here
+            key, value = unheld[0]
+            return RuleResult.undecided(
+                rule,
+                Verdict.INSUFFICIENT_EVIDENCE,
+                ("where_value_unmatched", *outcome.reasons),
+                n=len(selected),
+                sentence=f"{rule.criterion}: where: {text} lists a value no case of this set has "
+                f"({why_none(pool, ((key, (value,)),), outputs)}), so the rule cannot say what it claims.",
+                details={"subset": subset},
+            )
         if not selected:
             return RuleResult.undecided(
                 rule,

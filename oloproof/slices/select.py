@@ -161,6 +161,9 @@ def check_rule_keys(release: Release, testset: TestSet) -> None:
                 continue
             if not any(case_value(case, key, {}) is not MISSING for case in testset.cases):
                 raise ConfigError(rule.source, rule.line, f"{rule.key_path}.{at}", f"{unknown_key(key, testset)}")
+        for key, values in rule.where:
+            if len(values) > 1 and not key.startswith("output."):
+                _every_value_held(rule, key, values, testset.cases, {}, str(testset.path))
         if rule.per is not None:
             distinct = {_grouping(case_value(case, rule.per, {})) for case in testset.cases}
             if len(distinct) > MAX_ROWS:
@@ -172,6 +175,40 @@ def check_rule_keys(release: Release, testset: TestSet) -> None:
                     "rows): per: names slices (stratum, a class), not cases; with one row per case no row could "
                     "ever be decided",
                 )
+
+
+def _every_value_held(
+    rule: Rule,
+    key: str,
+    values: tuple[Any, ...],
+    cases: Sequence[Case],
+    outputs: Mapping[str, Mapping[str, Any]],
+    holder: str,
+) -> None:
+    """Each value of a ``where:`` list selects some case: a typo in a list (``[Chinstrap, Chinstarp]``)
+    would otherwise leave that class out of the rule without a word, and the rule could pass on the
+    classes that remain."""
+    held = [value for case in cases if (value := case_value(case, key, outputs)) is not MISSING]
+    for value in values:
+        (want,) = _wanted(key, (value,))
+        if any(same_value(got, want) for got in held):
+            continue
+        if key.startswith("output.") and _a_class(key, want, cases):
+            continue  # a class the system never predicted: the list still means what it says
+        raise ConfigError(
+            rule.source,
+            rule.line,
+            f"{rule.key_path}.where.{key}",
+            f"{why_none(cases, ((key, (value,)),), outputs)} (in {holder}): each value of a where: list must select "
+            "some case, or it would be left out of the rule unseen",
+        )
+
+
+def _a_class(key: str, value: Any, cases: Sequence[Case]) -> bool:
+    """``value`` is the expected value of some case under the same name (``output.label`` and
+    ``expected.label``): a class the system did not predict, not a typo."""
+    name = "expected." + key[len("output.") :]
+    return any((got := case_value(case, name, {})) is not MISSING and same_value(got, value) for case in cases)
 
 
 def unknown_key(key: str, testset: TestSet) -> str:
@@ -190,9 +227,10 @@ def unknown_key(key: str, testset: TestSet) -> str:
     )
 
 
-def check_output_keys(rule: Rule, outputs: Mapping[str, Mapping[str, Any]]) -> None:
+def check_output_keys(rule: Rule, outputs: Mapping[str, Mapping[str, Any]], cases: Sequence[Case] = ()) -> None:
     """After the run: an ``output.KEY`` no output holds is a typo or a mismatch with the system,
-    not an empty slice (outputs: none at all, as from a crashed run, is not this)."""
+    not an empty slice (outputs: none at all, as from a crashed run, is not this); so is a value of
+    an ``output.KEY`` list that no output holds and no case expects."""
     if not outputs:
         return
     for key, _ in rule.where:
@@ -209,6 +247,9 @@ def check_output_keys(rule: Rule, outputs: Mapping[str, Mapping[str, Any]]) -> N
                 f"no output of the run has '{inert(name)}'{did_you_mean(name, seen)} (they have: {have}): the rule "
                 "would select no case",
             )
+    for key, values in rule.where:
+        if len(values) > 1 and key.startswith("output.") and cases:
+            _every_value_held(rule, key, values, cases, outputs, "the run's outputs")
 
 
 def _grouping(value: Any) -> str:

@@ -439,3 +439,59 @@ def test_when_every_row_passes_the_rule_shows_the_row_nearest_to_failing(project
     assert [row["verdict"] for row in _rows(data)] == ["PASS", "PASS", "PASS"]
     assert rule["estimate"] == pytest.approx(74 / 80)
     assert "Worst row expected.label = Chinstrap" in rule["sentence"]
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (
+            "{expected.label: [Chinstrap, Chinstarp]}",
+            'policy.rules[0].where.expected.label: no case has expected.label = "Chinstarp"; it holds "Adelie" (5), '
+            '"Chinstrap" (5), "Gentoo" (5) (in data/test.jsonl): each value of a where: list must select some case, '
+            "or it would be left out of the rule unseen",
+        ),
+        (
+            "{stratum: [island0, island9]}",
+            'policy.rules[0].where.stratum: no case has stratum = "island9"; it holds',
+        ),
+        (
+            "{expected.label: [Adelie, 1]}",
+            "policy.rules[0].where.expected.label: no case has expected.label = 1; it holds",
+        ),
+    ],
+)
+def test_a_list_value_that_selects_no_case_is_a_config_error_not_a_smaller_rule(
+    project: Project,
+    run_cli: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    message: str,
+) -> None:
+    # On main the typo'd class was silently dropped and the rule passed on the other one (18-D1).
+    project.write(cases=penguins(n_per=5), rules=f"    - {{id: r, criterion: correct, min: 0.1, where: {where}}}")
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert f"release.yaml:12: {message}" in err
+
+
+def test_an_output_list_value_no_output_holds_is_refused_unless_it_is_a_class(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.write(
+        cases=penguins(n_per=5),
+        rules="    - {id: r, criterion: correct, min: 0.1, where: {output.label: [Gentoo, Gentooo]}}",
+    )
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert (
+        'release.yaml:12: policy.rules[0].where.output.label: no case has output.label = "Gentooo"; it holds '
+        "\"Adelie\" (5), \"Chinstrap\" (5), \"Gentoo\" (5) (in the run's outputs): each value of a where: list"
+    ) in err
+    # A class the system never predicts (every Gentoo answered as Adelie) is a class, not a typo:
+    # precision over the classes listed is still what the rule says.
+    project.write(
+        cases=penguins(n_per=20, wrong={"Gentoo": 20}),
+        rules="    - {id: r, criterion: correct, min: 0.5, where: {output.label: [Chinstrap, Gentoo]}}",
+    )
+    code, data = report(project)
+    assert code == ExitCode.PASS
+    assert data["rules"][0]["n"] == 20
