@@ -30,6 +30,13 @@ def interval(outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: Tes
     reasons: list[str] = []
     if testset.has_groups:
         groups = [case.group if case.group is not None else f"\0{case.id}" for case in testset.cases]
+        if len(set(groups)) < 2:  # a where: subset or per: row inside one group (18-D2)
+            details.update(n_clusters=1, groups_by_size=1.0)
+            details["no_method"] = (
+                f"its {values.size} cases lie in one group, so a grouped interval has one independent unit to rest "
+                "on and none can be computed (the gate needs at least 30 groups)"
+            )
+            return None, details, ["few_clusters"]
         result = clustered.clustered_proportion(values, groups, confidence=policy.confidence)
         details.update(
             n_clusters=result.n_clusters, groups_by_size=result.by_size, n_eff=result.n_eff, ceiling=result.ceiling

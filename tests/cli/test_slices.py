@@ -495,3 +495,32 @@ def test_an_output_list_value_no_output_holds_is_refused_unless_it_is_a_class(
     code, data = report(project)
     assert code == ExitCode.PASS
     assert data["rules"][0]["n"] == 20
+
+
+@pytest.mark.parametrize(
+    ("rules", "rows"),
+    [
+        ("    - {id: r, criterion: correct, min: 0.5, where: {group: g00}}", None),
+        ("    - {id: r, criterion: correct, min: 0.5, where: {expected.label: Adelie}}", None),
+        ("    - {id: r, criterion: correct, min: 0.5, per: group}", 3),
+    ],
+)
+def test_a_grouped_subset_in_one_group_is_reviewed_not_a_crash(project: Project, rules: str, rows: int | None) -> None:
+    # A grouped test set whose subset (or slice) lies in one group: the clustered interval has one
+    # independent unit, so there is none to compute. On main: exit 70, ValueError (18-D2).
+    cases = penguins(n_per=40)
+    for case in cases:
+        case["group"] = {"Ad": "g00", "Ch": "g01", "Ge": "g02"}[case["id"][:2]]
+    project.write(cases=cases, rules=rules)
+    code, data = report(project)
+    assert code == ExitCode.MANUAL_REVIEW
+    rule = data["rules"][0]
+    found = rule["details"]["rows"] if rows else [rule]
+    assert len(found) == (rows or 1)
+    for row in found:
+        assert row["verdict"] == "MANUAL_REVIEW"
+        assert "few_clusters" in row["reasons"]
+        assert (
+            "correct: its 40 cases lie in one group, so a grouped interval has one independent unit to rest on and "
+            "none can be computed (the gate needs at least 30 groups); review by hand."
+        ) in row["sentence"]
