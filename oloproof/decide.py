@@ -140,6 +140,8 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             resolution=resolution,
             details=details,
         )
+    if verdict is Verdict.PASS and isinstance(doubt := details.get("unconfirmed"), str):
+        verdict, codes, sentence = Verdict.MANUAL_REVIEW, (*codes, "latency_unconfirmed"), f"{sentence} {doubt}"
     caveats = [f"The interval {details['assumption']}."] if "assumption" in details else []
     if verdict is Verdict.PASS and interval is not None and interval.method.startswith("clustered"):
         caveats.append(clustered_caveat(policy.confidence))

@@ -140,6 +140,10 @@ REASONS: dict[str, str] = {
     ),
     "no_applicable_cases": "the transform changed no case of the test set, so there is no rate to decide on",
     "no_selected_cases": "the rule's where: (or a per: row) selects no case, so there is no evidence either way",
+    "latency_unconfirmed": (
+        "the system reports its own latency_ms and clears the threshold, but oloproof's measured wall time per case "
+        "does not: a self-reported figure a person must check"
+    ),
     "where_value_unmatched": (
         "a value of the rule's where: list matches no case of this set (a typo or a missing class), so the rule would "
         "silently read fewer classes than it names"

@@ -72,7 +72,37 @@ def interval(outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: Tes
             f"{policy.confidence:g} confidence: that needs at least {needed} {'batches' if batched else 'cases'}, "
             "every one answered"
         )
+    doubt = _unconfirmed(outcome, rule, testset)
+    if doubt:
+        details["unconfirmed"] = doubt
     return found, details, []
+
+
+def _unconfirmed(outcome: CriterionOutcome, rule: Rule, testset: TestSet) -> str:
+    """When the system reports its own ``latency_ms`` and oloproof measured the run's wall time: why
+    the measurement does not bear the report out ("" when it does). A system can write any number;
+    the wall time per case (start-up included) is at least the mean time a sequential system spent
+    on a case, so a p95 measured above a ``max`` the self-report clears is a contradiction a person
+    must look at, never a PASS (RT-H6)."""
+    import numpy as np  # lazy: start-up
+
+    measured = outcome.details.get("measured_wall_ms")
+    if rule.kind != "max" or not isinstance(measured, dict) or rule.quantile is None:
+        return ""
+    ids = outcome.case_ids if outcome.case_ids is not None else [case.id for case in testset.cases]
+    wall = np.array([measured[case_id] for case_id in ids if case_id in measured], dtype=float)
+    if not wall.size:
+        return ""
+    point = float(np.quantile(wall, rule.quantile, method="inverted_cdf"))
+    if point <= rule.threshold:
+        return ""
+    name = label(rule.quantile)
+    return (
+        f"The system reports its own latency_ms, but oloproof measured a {name} of {point:,.0f} ms of wall time per "
+        f"case (start-up included), above {rule.threshold:g}: the self-reported figure is not borne out, so a person "
+        "must check it (a larger system.batch_size spreads start-up over more cases; outputs without latency_ms are "
+        "decided on the measured time)."
+    )
 
 
 def failing(values: np.ndarray, side: str, threshold: float) -> np.ndarray:

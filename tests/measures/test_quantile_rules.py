@@ -207,3 +207,30 @@ def test_run_lists_the_built_in_measures_scores(project: Project, capsys: pytest
     interval = data["rules"][0]["interval"]
     line = f"latency_ms p95 {data['rules'][0]['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]"
     assert line in out, out
+
+
+def test_a_self_reported_latency_the_measured_wall_time_contradicts_is_reviewed_not_passed(project: Project) -> None:
+    # RT-H6: the system writes latency_ms: 1 on every case; each call of it (batch_size: 1) takes a
+    # Python start-up, tens of ms of wall time. On main the p95 of its own figures passed max 5.
+    rule = "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 5}"
+    measured(project, latency_cases([1.0] * 75), rule, batch_size=1)
+    code, data = report(project)
+    result = data["rules"][0]
+    assert code == ExitCode.MANUAL_REVIEW, result["sentence"]
+    assert result["verdict"] == "MANUAL_REVIEW"
+    assert result["reasons"] == ["interval_clears_threshold", "latency_unconfirmed"]
+    assert result["interval"]["high"] == 1.0  # the self-report, shown as it is
+    assert "The system reports its own latency_ms, but oloproof measured a p95 of " in result["sentence"]
+    assert (
+        "ms of wall time per case (start-up included), above 5: the self-reported figure is not borne out"
+        in (result["sentence"])
+    )
+    # Where the measurement bears the report out, the report decides as before.
+    measured(
+        project,
+        latency_cases([1.0] * 75),
+        "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}",
+        batch_size=1,
+    )
+    code, data = report(project, "--rerun")
+    assert code == ExitCode.PASS and data["rules"][0]["reasons"] == ["interval_clears_threshold"]
