@@ -25,6 +25,21 @@ RUN python3 -m venv /opt/oloproof \
 COPY docker/slim-venv.sh /tmp/slim-venv.sh
 RUN sh /tmp/slim-venv.sh /opt/oloproof/bin/python /opt/oloproof/lib/python3.11/site-packages
 
+# git: the action reads the pull request's base commit (git show, ls-tree, cat-file; a shallow
+# checkout fetches it over HTTPS). Debian's git package brings perl and ~200 MB; the action needs
+# only the git binary and its HTTPS remote helper, so those and the libraries they link that the
+# runtime file system lacks are copied (measured in docs/action.md).
+FROM debian:bookworm-slim AS git
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /out/usr/bin /out/usr/lib/git-core /out/libs \
+ && cp /usr/bin/git /out/usr/bin/git \
+ && cp /usr/lib/git-core/git-remote-http /out/usr/lib/git-core/git-remote-http \
+ && for lib in $(ldd /usr/lib/git-core/git-remote-http /usr/bin/git | awk '/=> \// {print $3}' | sort -u); do \
+      cp -L "$lib" /out/libs/; \
+    done
+
 FROM debian:bookworm-slim AS rootfs
 # ca-certificates: python3 only recommends it, and the Checks API is HTTPS.
 RUN apt-get update \
@@ -34,6 +49,21 @@ RUN apt-get update \
       /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/*
 COPY --from=build /opt/oloproof /opt/oloproof
 RUN /opt/oloproof/bin/python -m pip uninstall --quiet --yes setuptools pip
+COPY --from=git /out /tmp/git
+# Only the libraries this file system lacks (the others are the same Debian packages' files).
+RUN cp /tmp/git/usr/bin/git /usr/bin/git \
+ && mkdir -p /usr/lib/git-core \
+ && cp /tmp/git/usr/lib/git-core/git-remote-http /usr/lib/git-core/git-remote-http \
+ && ln /usr/lib/git-core/git-remote-http /usr/lib/git-core/git-remote-https \
+ && for name in git git-upload-pack git-receive-pack; do ln -s /usr/bin/git "/usr/lib/git-core/$name"; done \
+ && for lib in /tmp/git/libs/*; do \
+      dir="/usr/lib/$(uname -m)-linux-gnu"; name=$(basename "$lib"); \
+      [ -e "$dir/$name" ] || cp "$lib" "$dir/$name"; \
+    done \
+ && ldconfig \
+ && rm -rf /tmp/git \
+ && ! ldd /usr/lib/git-core/git-remote-https | grep "not found" \
+ && git --version
 
 FROM build AS app
 COPY . /tmp/src
@@ -55,5 +85,6 @@ ENV PATH=/opt/oloproof/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     VIRTUAL_ENV=/opt/oloproof
-RUN /opt/oloproof/bin/python -c "import oloproof.action.main, numpy, scipy.stats, yaml, PIL.Image, rich, orjson, regex"
+RUN /opt/oloproof/bin/python -c "import oloproof.action.main, numpy, scipy.stats, yaml, PIL.Image, rich, orjson, regex" \
+ && git --version
 ENTRYPOINT ["/opt/oloproof/bin/python", "/action/entrypoint.py"]

@@ -379,3 +379,52 @@ def test_the_image_is_under_budget_and_ships_no_build_tools(client: Any, image: 
     assert shape["sf"] == round(float(stats.beta.ppf(0.025, 10, 5)), 6)
     assert shape["bound"] == round(float(stats.binomtest(90, 100).proportion_ci().low), 6)
     assert shape["yaml_c"] is True and shape["lexer"] == "Python"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    command = ["git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_pull_request_on_a_shallow_checkout_reads_its_base_in_the_container(
+    client: Any, image: Any, tmp_path: Path
+) -> None:
+    """19-D2: the image had no git, so every pull request run was BLOCKED (its base commit unreadable).
+    As actions/checkout leaves it: a depth-1 clone of the PR's head, the base commit fetched by the
+    action from origin. The PR lowers the rule's min: the summary names that change."""
+    source = make_workspace(tmp_path / "src") / ""
+    _git(source, "init", "-q", "-b", "main")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "base")
+    base = _git(source, "rev-parse", "HEAD")
+    (source / "policy.yaml").write_text(ACCURACY_POLICY.replace("min: 0.85", "min: 0.5"))
+    _git(source, "commit", "-qam", "pull request")
+    head = _git(source, "rev-parse", "HEAD")
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(source), str(origin))
+    workspace = tmp_path / "workspace"
+    _git(tmp_path, "clone", "-q", "--depth=1", f"file://{origin}", str(workspace))
+    with pytest.raises(subprocess.CalledProcessError):
+        _git(workspace, "cat-file", "-e", f"{base}^{{commit}}")  # shallow: the base is not there yet
+    shutil.move(str(origin), workspace / ".git" / "origin.git")  # reachable from inside the container
+    _git(workspace, "remote", "set-url", "origin", "/github/workspace/.git/origin.git")
+    for path in [workspace, *workspace.rglob("*")]:
+        # origin stands for GitHub's server: owned by the container's user, as no workspace file is
+        inside = path.is_relative_to(workspace / ".git" / "origin.git")
+        os.lchown(path, 0 if inside else OWNER, 0 if inside else OWNER)
+    event = {
+        "number": 7,
+        "pull_request": {
+            "number": 7, "head": {"sha": head, "repo": {"full_name": REPOSITORY}}, "base": {"sha": base, "ref": "main"},
+        },
+    }
+    run = run_action(
+        client, image, tmp_path, workspace, {"github-token": "", "fail-on": "none", "json-report": "report.json"},
+        event_name="pull_request", event=event,
+    )
+    assert run.code == 0, run.logs
+    data = json.loads((workspace / "report.json").read_text())
+    [check] = [item for item in data["checks"] if item["name"] == "pull-request"]
+    assert check["verdict"] != "BLOCKED" and "pull_request_base_unreadable" not in check["reasons"], check
+    assert "settings changed: rules&#91;id=accurate&#93;.min: 0.85 -&gt; 0.5" in run.summary, run.summary
+    assert data["verdict"] != "BLOCKED", data["verdict"]
