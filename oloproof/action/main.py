@@ -32,7 +32,14 @@ from typing import TextIO
 from oloproof import __version__
 from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
-from oloproof.action.publish import internal_error, publish, report_error, report_input_error
+from oloproof.action.publish import (
+    check_summary_path,
+    full_summary_path,
+    internal_error,
+    publish,
+    report_error,
+    report_input_error,
+)
 from oloproof.action.publish_only import publish_report
 from oloproof.action.session import Session, chown_written
 from oloproof.action.trust import base_trust, pull_request_base, trust_report
@@ -141,7 +148,9 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
     release = load_release(inputs.config)
-    written = [] if inputs.json_report is None else [inputs.json_report, inputs.json_report.with_suffix(".md")]
+    full = full_summary_path(inputs)
+    check_summary_path(full, session.repo_path(full) or str(full))
+    written = [] if inputs.json_report is None else [inputs.json_report, full]
     written += [] if inputs.junit is None else [inputs.junit]
     if written:  # never over an input: refused before any work (exit 2)
         protected = release.input_files(session.environ)

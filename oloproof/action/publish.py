@@ -8,6 +8,7 @@ import json
 import re
 import sys
 import traceback
+from pathlib import Path
 
 from oloproof import __version__
 from oloproof.action import handoff, pages
@@ -15,7 +16,7 @@ from oloproof.action.checks_api import CheckRunRequest, ChecksClient, publish_ch
 from oloproof.action.github import GitHubApiError, append_summary, write_outputs
 from oloproof.action.inputs import InputError, Inputs
 from oloproof.action.session import Session
-from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError
+from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError, UsageError
 from oloproof.exits import where_raised
 from oloproof.report import annotations as ann
 from oloproof.report import jsonreport, junit, markdown
@@ -26,6 +27,35 @@ ERROR_VERDICT = "ERROR"  # the `verdict` output when the gate could not run (exi
 CHECK_SUMMARY_LIMIT = 60_000  # bytes; the Checks API takes 65535 characters
 UNLIMITED = 1 << 62
 SUMMARY_FILE = "oloproof-summary.md"  # the full summary's file when no JSON report is written
+
+
+def full_summary_path(inputs: Inputs) -> Path:
+    """Where the full Markdown summary is kept: beside the JSON report (its ``.md``), else
+    ``SUMMARY_FILE`` in the working directory."""
+    report = inputs.json_report
+    return report.with_suffix(".md") if report is not None else inputs.working_directory / SUMMARY_FILE
+
+
+def check_summary_path(path: Path, shown: str) -> None:
+    """Refuse, before any work, a full-summary path that holds a file oloproof did not write: the
+    user named the JSON report, not its ``.md`` sibling (``json-report: README.json`` must not
+    replace README.md). A summary of an earlier gate (its first line ``## … oloproof gate: …``) is
+    replaced, as the report itself is."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(512)
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        first = b""
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot check it ({exc.strerror or exc})") from None
+    if first.startswith(b"## ") and b" oloproof gate: " in first:
+        return
+    raise UsageError(
+        f"{shown} exists and is not a summary oloproof wrote: the full Markdown summary is kept beside the JSON "
+        "report (its .md), and a file the action did not write is never replaced; choose another json-report path"
+    )
 
 
 def conclusion_of(verdict: Verdict, fail_on: frozenset[Verdict]) -> str:
@@ -55,7 +85,7 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
 
     full = markdown.render(result, fail_on=inputs.fail_on, notes=notices, limit=UNLIMITED)
     # The full Markdown is always kept beside the JSON report (the `summary` output names it).
-    full_path = report_path.with_suffix(".md") if report_path is not None else inputs.working_directory / SUMMARY_FILE
+    full_path = full_summary_path(inputs)
     session.write(full_path, full)
     summary = full
     if len(full.encode("utf-8")) > markdown.SUMMARY_LIMIT:

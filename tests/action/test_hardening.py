@@ -401,3 +401,27 @@ def test_safe_line_protects_only_what_could_be_a_command() -> None:
 def test_docs_name_the_holdout_allow_list() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "action.md").read_text()
     assert "release, push, workflow_dispatch, schedule" in docs
+
+
+@pytest.mark.parametrize("name", ["README", "docs/guide"])
+def test_the_full_summary_never_replaces_a_file_the_action_did_not_write(action: ActionRun, name: str) -> None:
+    # RT-M4: json-report: README.json wrote the full summary over README.md.
+    readme = action.workspace / f"{name}.md"
+    readme.parent.mkdir(parents=True, exist_ok=True)
+    readme.write_text("# Loan model\n\nHow to use it.\n")
+    result = action(**{"github-token": "", "json-report": f"{name}.json"})
+    assert result.code == ExitCode.USAGE
+    assert readme.read_text() == "# Loan model\n\nHow to use it.\n"
+    assert not (action.workspace / f"{name}.json").exists()
+    assert (
+        f"{name}.md exists and is not a summary oloproof wrote: the full Markdown summary is kept beside the JSON "
+        "report (its .md), and a file the action did not write is never replaced; choose another json-report path"
+    ) in result.summary
+
+
+def test_an_earlier_full_summary_is_replaced(action: ActionRun) -> None:
+    assert action(**{"github-token": "", "json-report": "gate.json"}).code == ExitCode.PASS
+    first = (action.workspace / "gate.md").read_text()
+    assert first.startswith("## ✅ oloproof gate: PASS")
+    assert action(**{"github-token": "", "json-report": "gate.json"}).code == ExitCode.PASS
+    assert (action.workspace / "gate.md").read_text().startswith("## ✅ oloproof gate: PASS")
