@@ -202,7 +202,7 @@ def report_error(session: Session, inputs: Inputs | None, exc: OloproofError) ->
     append_summary(
         session.env,
         "## 🛑 oloproof gate: ERROR\n\nThe gate could not run, so nothing was decided:\n\n"
-        f"> {md(message)}\n\n{md(ci_hint(session, exc))}\n",
+        f"> {md(message)}\n\n{markdown.prose(ci_hint(session, exc))}\n",
     )
     error_outputs(session, exc.exit_code)
     blocked = "" if inputs is None else no_check_run(session, inputs)
@@ -248,8 +248,9 @@ def ci_hint(session: Session, exc: OloproofError) -> str:
     return (
         f"The run that '{ref}' names is not in .oloproof/runs/ of {where}. A CI job sees only the runs committed to "
         "the repository: a run made on a laptop or in another job is missing until it is committed. Commit it where it "
-        "was made (git add .oloproof/runs/ && git commit; docs/action.md says what of .oloproof/ to commit), or make "
-        "it in this workflow (an earlier step's outputs through the `outputs` input, or `oloproof run import`)"
+        "was made (`git add .oloproof/runs/ && git commit`; docs/action.md says what of .oloproof/ to commit), or "
+        "make it in this workflow (an earlier step's outputs through the `outputs` input, or "
+        "`oloproof run --outputs FILE --version NAME`)"
         + (". On a pull request only runs on the base branch count: merge the run first." if on_pr else ".")
     )
 

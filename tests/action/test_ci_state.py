@@ -18,12 +18,17 @@ def test_a_baseline_run_that_was_never_committed_is_said_in_ci_words(action: Act
     text = result.summary.replace("&#96;", "`").replace("&#95;", "_").replace("&amp;", "&")
     assert "The run that 'version:v1' names is not in .oloproof/runs/ of this checkout (111111111111)" in text
     assert "A CI job sees only the runs committed to the repository" in text
-    assert "git add .oloproof/runs/ && git commit" in text and "`outputs` input" in text
+    assert "<code>outputs</code> input" in result.summary
+    # Commands are code, not literal backticks (19-D8), and name a command that exists (19-D3).
+    assert "<code>git add .oloproof/runs/ &amp;&amp; git commit</code>" in result.summary
+    assert "<code>oloproof run --outputs FILE --version NAME</code>" in result.summary
+    assert "&#96;" not in result.summary and "run import" not in result.summary
 
 
 def test_other_configuration_errors_keep_their_advice(action: ActionRun) -> None:
     action.project.write(cases=labelled_cases(50, 50), rules="  - {id: x, criterion: nope, min: 0.9}")
     result = action(**{"github-token": ""})
     assert result.code == 2
-    assert "`oloproof gate` reproduces this locally" in result.summary.replace("&#96;", "`")
+    assert "<code>oloproof gate</code> reproduces this locally" in result.summary
+    assert "&#96;" not in result.summary
     assert "A CI job sees only" not in result.summary
