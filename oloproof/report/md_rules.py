@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oloproof.report.md_text import ICON, NBSP, Block, code, esc, prose, threshold_text, verdict_badge
+from oloproof.report.slices import worst_rows
 from oloproof.result import RuleResult
 from oloproof.verdicts import Verdict
 
@@ -117,7 +118,7 @@ def _per_rows(rule: RuleResult) -> list[str]:
     if not isinstance(rows, list):
         return []
     out = []
-    for row in rows[:MAX_ROWS]:
+    for row in worst_rows(rows, MAX_ROWS):
         interval: dict[str, Any] | None = row.get("interval")
         missing = f", {row['missing']} missing" if row.get("missing") else ""
         try:
@@ -136,7 +137,9 @@ def _per_rows(rule: RuleResult) -> list[str]:
         name = f"↳{NBSP}{code(row['label'])}<br><sub>n={row['n']}{missing}{level}</sub>"
         out.append(f"| {name} | {badge} | {' | '.join(cells)} | {threshold_text(rule)} |\n")
     if len(rows) > MAX_ROWS:
-        out.append(f"| ↳ … {len(rows) - MAX_ROWS} more rows (the JSON report lists all) | | | | | |\n")
+        out.append(
+            f"| ↳ … {len(rows) - MAX_ROWS} more rows, none worse than these (the JSON report lists all) | | | | | |\n"
+        )
     return out
 
 

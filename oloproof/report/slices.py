@@ -32,13 +32,28 @@ def _value(value: Any) -> str:
     return shown(value)
 
 
+def worst_rows(rows: list[Any], limit: int) -> list[Any]:
+    """At most ``limit`` of a ``per`` rule's JSON rows, the most severe verdicts kept, in row order:
+    a failing slice is never the one cut off (18-D3)."""
+    from oloproof.verdicts import Verdict  # lazy: start-up
+
+    def severity(row: Any) -> int:
+        try:
+            return Verdict(row.get("verdict")).severity
+        except ValueError:
+            return 99  # an unknown verdict is shown, never hidden
+
+    kept = sorted(sorted(range(len(rows)), key=lambda i: -severity(rows[i]))[:limit])
+    return [rows[i] for i in kept]
+
+
 def row_lines(rule: RuleResult) -> list[str]:
     """One compact line per ``per`` row: value, verdict, estimate, interval at its level, n."""
     rows = rule.details.get("rows")
     if not isinstance(rows, list):
         return []
     lines = []
-    for row in rows[:MAX_ROWS_SHOWN]:
+    for row in worst_rows(rows, MAX_ROWS_SHOWN):
         interval = row.get("interval")
         shown = (
             f"{interval['estimate']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}] "
@@ -51,7 +66,7 @@ def row_lines(rule: RuleResult) -> list[str]:
             + (f", {row['missing']} missing" if row.get("missing") else "")
         )
     if len(rows) > MAX_ROWS_SHOWN:
-        lines.append(f"… and {len(rows) - MAX_ROWS_SHOWN} more rows (the JSON report lists all)")
+        lines.append(f"… and {len(rows) - MAX_ROWS_SHOWN} more rows, none worse than these (the JSON report lists all)")
     return lines
 
 

@@ -186,8 +186,17 @@ def _per_rows(
         else f"each of the {len(rows)} rows at the policy's {policy.confidence:.0%} level, with no family-wise "
         "correction (fwer: none): a row may PASS or FAIL by luck more often than the level says"
     )
-    listed = "; ".join(_row_text(slices[i], row) for i, row in enumerate(rows[:SHOWN_ROWS]))
-    more = f"; and {len(rows) - SHOWN_ROWS} more rows (the JSON report lists all)" if len(rows) > SHOWN_ROWS else ""
+    # Past SHOWN_ROWS the sentence keeps the worst rows (most severe verdict, then nearest the other
+    # side), listed in row order: a failing slice is never the one cut off (18-D3).
+    kept = sorted(
+        sorted(range(len(rows)), key=lambda i: (-rows[i].verdict.severity, _margin(rule, rows[i])))[:SHOWN_ROWS]
+    )
+    listed = "; ".join(_row_text(slices[i], rows[i]) for i in kept)
+    more = (
+        f"; and {len(rows) - SHOWN_ROWS} more rows, none worse than these (the JSON report lists all)"
+        if len(rows) > SHOWN_ROWS
+        else ""
+    )
     sentence = (
         f"{prefix}per {rule.per}, {fwer}. Worst row {rule.per} = {slices[at].label}: {rep.sentence} "
         f"Rows: {listed}{more}."

@@ -524,3 +524,22 @@ def test_a_grouped_subset_in_one_group_is_reviewed_not_a_crash(project: Project,
             "correct: its 40 cases lie in one group, so a grouped interval has one independent unit to rest on and "
             "none can be computed (the gate needs at least 30 groups); review by hand."
         ) in row["sentence"]
+
+
+def test_past_ten_rows_the_sentence_keeps_the_failing_row(project: Project) -> None:
+    # 18-D3: with 12 slices the sentence listed the first ten in text order, and the one failing
+    # slice (the last by name) was among the rows cut off.
+    cases = []
+    for s in range(12):
+        for i in range(60):
+            wrong = s == 11 and i < 40
+            cases.append({"id": f"s{s:02d}-{i:02d}", "answer": "no" if wrong else "yes", "stratum": f"s{s:02d}",
+                          "expected": {"label": "yes"}})
+    project.write(cases=cases, rules="    - {id: r, criterion: correct, min: 0.5, per: stratum}")
+    code, data = report(project)
+    assert code == ExitCode.FAIL
+    sentence = data["rules"][0]["sentence"]
+    listed = sentence.split("Rows: ", 1)[1]
+    assert listed.count("(n=60)") == 10 and "s11 FAIL" in listed, listed
+    assert listed.endswith("; and 2 more rows, none worse than these (the JSON report lists all).")
+    assert listed.index("s00") < listed.index("s11")  # in row order
