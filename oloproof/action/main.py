@@ -31,6 +31,7 @@ from typing import TextIO
 
 from oloproof import __version__
 from oloproof.action.github import TOKEN_KEPT, ActionEnv, checkout_keeps_token, trust_workspace
+from oloproof.action.heartbeat import heartbeat
 from oloproof.action.inputs import InputError, Inputs, holdout_reason, read_inputs
 from oloproof.action.publish import (
     check_summary_path,
@@ -170,19 +171,22 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     if inputs.outputs is not None:  # outputs made in this job: they decide, said so everywhere
         run_ref = _import_outputs(session, release, inputs.outputs, store)
     fresh = inputs.reuse == "baseline-only"  # the released system runs now; baselines and seeds may be reused
-    result = run_gate(
-        release,
-        run_ref=run_ref,
-        quiet=True,
-        store=store,
-        reports_before=before,
-        fresh=fresh,
-        previous_gate=previous_gate,
-    )
+    with heartbeat(session) as on_batch:  # a line in the log every 30 s while the system runs
+        result = run_gate(
+            release,
+            run_ref=run_ref,
+            quiet=True,
+            on_batch=on_batch,
+            store=store,
+            reports_before=before,
+            fresh=fresh,
+            previous_gate=previous_gate,
+        )
     if reason is not None:
         result = _with_holdout_read(session, inputs, release, result, reason)
     # The terminal report quotes case ids and system errors: no workflow command may run from it.
-    session.print(ann.stop_commands(session.redact(terminal.render(result, width=140))))
+    # Tables laid out for 140 columns; prose not hard-wrapped (the log viewer wraps it to its width).
+    session.print(ann.stop_commands(session.redact(terminal.render(result, width=140, soft_wrap=True))))
     return result
 
 

@@ -248,8 +248,12 @@ def cannot_tell(items: tuple[str, ...]) -> Text:
     return text
 
 
-def render(result: GateResult, *, width: int = 120, detail: Detail = "normal") -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False)
+def render(result: GateResult, *, width: int = 120, detail: Detail = "normal", soft_wrap: bool = False) -> str:
+    """The report as plain text: tables laid out for ``width``; with ``soft_wrap`` a sentence stays
+    one line (for a log whose viewer wraps it), as the CLI prints it when not on a terminal."""
+    console = Console(
+        width=width, record=True, file=io.StringIO(), color_system=None, markup=False, emoji=False, soft_wrap=soft_wrap
+    )
     console.print(build(result, width=width, detail=detail))
     return console.export_text()
 

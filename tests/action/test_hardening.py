@@ -425,3 +425,17 @@ def test_an_earlier_full_summary_is_replaced(action: ActionRun) -> None:
     assert first.startswith("## ✅ oloproof gate: PASS")
     assert action(**{"github-token": "", "json-report": "gate.json"}).code == ExitCode.PASS
     assert (action.workspace / "gate.md").read_text().startswith("## ✅ oloproof gate: PASS")
+
+
+def test_a_slow_system_gets_heartbeat_lines_and_sentences_are_not_hard_wrapped(action: ActionRun) -> None:
+    # 19-D10: the action ran the system quietly (no line for as long as it took) and wrapped the
+    # report's prose at 140 columns in the log.
+    action.project.write(cases=labelled_cases(100, 100), system_args="--sleep 1.2")
+    action.extra["OLOPROOF_HEARTBEAT_S"] = "0.3"
+    result = action(**{"github-token": ""})
+    assert result.code == ExitCode.PASS
+    beats = [line for line in result.stdout.splitlines() if "still working" in line]
+    assert beats and beats[0].startswith("oloproof: running the gate: still working, "), result.stdout
+    assert all(line.endswith("s") and "::" not in line for line in beats)
+    [sentence] = [line for line in result.stdout.splitlines() if line.startswith("  - Files the system reads")]
+    assert len(sentence) > 140 and sentence.endswith("the default `reuse: baseline-only`)."), sentence
