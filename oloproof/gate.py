@@ -285,7 +285,8 @@ def _obtain_run(
             store,
             on_batch=on_batch,
             files=current,
-            scorer=lambda made: score_outputs(release, testset, made),  # what `oloproof runs` lists
+            # what `oloproof runs` lists
+            scorer=lambda made, wall, batch: score_outputs(release, testset, made, wall_ms=wall, batch_size=batch),
         )
         return record, outputs, False, tuple(f"{note}: the system was run again" for note in notes)
 

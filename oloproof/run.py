@@ -17,7 +17,8 @@ from oloproof.system import check_command
 from oloproof.testset import TestSet
 
 # Each criterion's score on a run's outputs, stored with the run (``oloproof.runscores``).
-Scorer = Callable[[dict[str, dict[str, object]]], tuple[dict[str, object], ...]]
+# (outputs, wall time per case in ms, the batch size it was measured with) -> the run's scores
+Scorer = Callable[[dict[str, dict[str, object]], dict[str, float], int], tuple[dict[str, object], ...]]
 
 
 def execute(
@@ -163,7 +164,7 @@ def _store(
         fingerprint=fingerprint,
         case_wall_ms=collected.case_wall_ms,
         wall_batch_size=collected.batch_size,
-        scores=scorer(collected.outputs) if scorer is not None else (),
+        scores=scorer(collected.outputs, collected.case_wall_ms, collected.batch_size) if scorer is not None else (),
     )
     return store.save(record, collected.outputs), collected.outputs
 

@@ -9,6 +9,7 @@ a judge's grades, a transform's copies — is listed with why it is not scored h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from oloproof.decide import compute_interval
@@ -28,10 +29,18 @@ NOT_HERE = {  # evaluator types whose criteria a run alone cannot score
 }
 
 
-def score_outputs(release: Release, testset: TestSet, outputs: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+def score_outputs(
+    release: Release,
+    testset: TestSet,
+    outputs: dict[str, dict[str, Any]],
+    *,
+    wall_ms: Mapping[str, float] | None = None,
+    batch_size: int = 0,
+) -> tuple[dict[str, Any], ...]:
     """One entry per criterion a rule reads, in rule order: ``{criterion, estimate, low, high, level,
     method, approximate, n, missing}``, or ``{criterion, note}`` when it is not scored here. Never
-    raises for what the outputs hold: the run is stored whatever its scores are."""
+    raises for what the outputs hold: the run is stored whatever its scores are. ``wall_ms`` and
+    ``batch_size``: the run's wall times, read by a latency rule as the gate reads them."""
     rules: dict[str, Rule] = {}
     for rule in release.policy.rules:
         rules.setdefault(_name(rule), rule)
@@ -47,7 +56,11 @@ def score_outputs(release: Release, testset: TestSet, outputs: dict[str, dict[st
             continue
         try:
             # A built-in measure (auc, mae, rmse, a quantile) reads the outputs with its rule's keys.
-            outcome: CriterionOutcome = output_outcome(rule, ctx) if evaluator is None else evaluator.evaluate(ctx)
+            outcome: CriterionOutcome = (
+                output_outcome(rule, ctx, wall_ms=wall_ms, batch_size=batch_size)
+                if evaluator is None
+                else evaluator.evaluate(ctx)
+            )
             interval, details, _ = compute_interval(outcome, rule, release.policy, testset)
         except (OloproofError, ValueError, ArithmeticError) as exc:
             found.append({"criterion": criterion, "note": f"not scored: {exc}"})

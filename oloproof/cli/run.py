@@ -51,8 +51,8 @@ def handle(args: argparse.Namespace) -> int:
     store = RunStore(release.base_dir)
     console = common.console()
 
-    def scorer(outputs: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-        return score_outputs(release, testset, outputs)
+    def scorer(outputs: dict[str, dict[str, Any]], wall_ms: dict[str, float], batch: int) -> tuple[dict[str, Any], ...]:
+        return score_outputs(release, testset, outputs, wall_ms=wall_ms, batch_size=batch)
 
     if args.outputs:
         if args.command:

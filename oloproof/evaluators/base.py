@@ -248,10 +248,12 @@ def require_output_key(
     *,
     outputs: Mapping[str, Mapping[str, Any]] | None = None,
     whose: str | None = None,
+    setting: str = "field",
 ) -> None:
-    """Refuse outputs none of which holds ``key``: the evaluator reads a key the system does not
-    write (it writes ``species``, the evaluator reads ``label``). That is a mismatch between
-    release.yaml and the system, not a set too small to decide: no rule is decided on it (a
+    """Refuse outputs none of which holds ``key`` (``setting``: the config key that names it,
+    ``field`` for an evaluator, ``criterion``/``score`` for a quantile/AUC rule): the evaluator
+    reads a key the system does not write (it writes ``species``, the evaluator reads ``label``).
+    That is a mismatch between release.yaml and the system, not a set too small to decide: no rule is decided on it (a
     configuration error, exit 2, naming the evaluator's line), whereas some outputs lacking the
     key are missing outputs of those cases. No outputs at all (a run that crashed) is not this."""
     outputs = ctx.outputs if outputs is None else outputs
@@ -262,11 +264,12 @@ def require_output_key(
     shown = ", ".join(inert(name) for name, _ in seen.most_common(8)) + (", …" if len(seen) > 8 else "")
     n = len(outputs)
     have = f" (they have: {shown})" if shown else " (they hold only an id)"
-    suggestion = f"make the system write '{inert(key)}'" + (", or name the key it writes in field:" if seen else "")
+    suggestion = f"make the system write '{inert(key)}'"
+    suggestion += f", or name the key it writes in {setting}:" if seen else ""
     raise ConfigError(
         where.file,
         where.line,
-        f"{where.key_path}.field",
+        f"{where.key_path}.{setting}",
         f"{n} of {n} outputs{whose} have no '{inert(key)}'{have}: {where.type} reads '{inert(key)}', so no rule on "
         f"it can be decided; {suggestion}",
     )

@@ -65,7 +65,8 @@ def output_outcome(
             )
         details["source"] = WALL_TIME
     else:
-        require_output_key(ctx, key, where)
+        setting = "score" if rule.criterion == AUC else "field" if rule.criterion in ERRORS else "criterion"
+        require_output_key(ctx, key, where, setting=setting)
         if rule.quantile is not None and rule.criterion == LATENCY and wall_ms and batch_size >= 1:
             # The system's own figures are a claim; oloproof's measurement is kept to check it (RT-H6).
             details[MEASURED] = {case_id: ms for case_id, ms in wall_ms.items() if case_id in ctx.outputs}

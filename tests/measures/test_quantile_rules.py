@@ -171,7 +171,9 @@ def test_no_output_holds_the_key_is_a_config_error(
     cases = [{"id": f"c{i}", "out": {"cost": 1.0}, "expected": {"label": 1}} for i in range(5)]
     measured(project, cases, "  - {id: c95, criterion: cost_usd, quantile: 0.95, max: 2}")
     err = config_error(project, run_cli, capsys, monkeypatch)
-    assert "release.yaml:12: policy.rules[0].field: 5 of 5 outputs have no 'cost_usd' (they have: cost)" in err
+    # The key a quantile rule reads is its criterion, and the error names that setting (18-D6).
+    assert "release.yaml:12: policy.rules[0].criterion: 5 of 5 outputs have no 'cost_usd' (they have: cost)" in err
+    assert "or name the key it writes in criterion:" in err
 
 
 def test_edited_wall_times_are_never_read(project: Project) -> None:
@@ -234,3 +236,18 @@ def test_a_self_reported_latency_the_measured_wall_time_contradicts_is_reviewed_
     )
     code, data = report(project, "--rerun")
     assert code == ExitCode.PASS and data["rules"][0]["reasons"] == ["interval_clears_threshold"]
+
+
+def test_run_scores_a_latency_rule_on_the_wall_time_as_the_gate_does(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 18-D5: `oloproof run` said "not scored: no 'latency_ms'" (naming field:) for a system that
+    # reports none, while the gate decides the rule on the run's wall time.
+    cases = [{"id": f"c{i:03d}", "out": {"label": 1}, "expected": {"label": 1}} for i in range(75)]
+    measured(project, cases, "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 600000}", batch_size=1)
+    assert project.cli("run") == 0
+    out = capsys.readouterr().out
+    [line] = [line for line in out.splitlines() if "latency_ms p95" in line]
+    assert "not scored" not in line and "(95%, order statistics (binomial), exact; 75 cases)" in line, line
+    assert project.cli("runs") == 0
+    assert "latency_ms p95 " in capsys.readouterr().out
