@@ -92,24 +92,6 @@ def test_the_report_is_published_on_the_prs_head_not_the_default_branch(
     assert "**Untrusted report.**" in result.summary
 
 
-def test_today_a_gate_under_workflow_run_lands_on_head_sha(action: ActionRun, fake_github: FakeGitHub) -> None:
-    """The bug this fixes: under workflow_run, GITHUB_SHA is the default branch's head."""
-    action.api_url = fake_github.url
-    action.event_name, action.event = "workflow_run", workflow_run_event()
-    result = action()
-    assert result.code == 0
-    post = next(r for r in fake_github.requests if r.path.endswith("/check-runs"))
-    assert post.body["head_sha"] == HEAD_SHA
-
-
-def test_a_workflow_run_payload_without_head_sha_gets_no_check_run(action: ActionRun, fake_github: FakeGitHub) -> None:
-    action.api_url = fake_github.url
-    action.event_name, action.event = "workflow_run", {"workflow_run": {"head_sha": "not-a-sha"}}
-    result = action()
-    assert result.code == 0 and fake_github.requests == []
-    assert any("workflow_run.head_sha" in line for line in result.annotations("notice"))
-
-
 def test_a_failing_report_fails_the_check_run(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
     action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
     report = untrusted_report(action, fake_github)
