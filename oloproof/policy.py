@@ -13,9 +13,22 @@ from typing import Any, Literal
 from oloproof.measures.spec import MEASURE_KEYS, check_measure_rule
 from oloproof.schema import AnyOf, Document, MapOf, Obj, Prop, Scalar, Seq
 
+# A rule id is quoted in step outputs, workflow commands, annotations, Markdown and HTML: letters,
+# digits and ``_ . : -`` only, so no id can hold a newline, ``%0A``, a backtick, ``<`` or an ``@mention``.
+RULE_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}"
+RULE_ID_RULE = (
+    "1 to 100 characters, letters, digits, '_', '.', ':' or '-', starting with a letter or a digit (a rule id is "
+    "quoted in step outputs, workflow commands, Markdown and HTML)"
+)
+
 RULE = Obj(
     {
-        "id": Prop(Scalar("str", nonempty=True), required=True, doc="Stable name of the rule, shown in every report."),
+        "id": Prop(
+            Scalar("str", nonempty=True, pattern=RULE_ID_PATTERN, names="rule id", why=RULE_ID_RULE),
+            required=True,
+            doc="Stable name of the rule, shown in every report: 1 to 100 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or a digit.",
+        ),
         "criterion": Prop(
             Scalar("str", nonempty=True),
             required=True,

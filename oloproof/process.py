@@ -60,11 +60,13 @@ class Collected:
 
 
 # What a system (or judge) must never see from the gate's own environment: the action's inputs
-# (the GitHub token among them) and the runner's file commands, through which it could set the
-# step's outputs, write the job summary, or change later steps' environment.
+# (the GitHub token among them, also inside the composite action's OLOPROOF_ACTION_INPUTS) and the
+# runner's file commands, through which it could set the step's outputs, write the job summary, or
+# change later steps' environment.
 _PRIVATE_PREFIXES = ("INPUT_", "ACTIONS_")
 _PRIVATE_NAMES = frozenset(
     {
+        "OLOPROOF_ACTION_INPUTS",
         "GITHUB_TOKEN",
         "GH_TOKEN",
         "GITHUB_OUTPUT",

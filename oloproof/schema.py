@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from typing import Any, Literal
 import yaml
 
 from oloproof.errors import ConfigError
+from oloproof.inert import inert
 
 ScalarKind = Literal["str", "number", "int", "bool", "value"]  # value: any JSON scalar but null
 
@@ -31,7 +33,9 @@ class Scalar:
     exclusive_maximum: float | None = None
     enum: tuple[Any, ...] | None = None
     nonempty: bool = False
-    why: str = ""  # said after a range error: why the bound is where it is
+    why: str = ""  # said after a range or pattern error: why the bound is where it is
+    pattern: str | None = None  # a string must match it whole (re.fullmatch); JSON Schema gets it anchored
+    names: str = ""  # what a string matching ``pattern`` is ("rule id"), for its error
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,13 @@ class _Loader(yaml.SafeLoader):
 
 
 MAX_DEPTH = 64  # no oloproof file nests deeper than a handful of levels; PyYAML's composer recurses
+_OPENING = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_CLOSING = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
 
 
 def _check_depth(text: str, path: str) -> None:
@@ -133,15 +144,7 @@ def _check_depth(text: str, path: str) -> None:
     depth = 0
     try:
         for token in yaml.scan(text, Loader=_Loader):
-            if isinstance(
-                token,
-                (
-                    yaml.BlockMappingStartToken,
-                    yaml.BlockSequenceStartToken,
-                    yaml.FlowMappingStartToken,
-                    yaml.FlowSequenceStartToken,
-                ),
-            ):
+            if isinstance(token, _OPENING):
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise ConfigError(
@@ -150,7 +153,7 @@ def _check_depth(text: str, path: str) -> None:
                         "",
                         f"nested more than {MAX_DEPTH} levels deep; no key of an oloproof file needs more than a few",
                     )
-            elif isinstance(token, (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)):
+            elif isinstance(token, _CLOSING):
                 depth -= 1
     except yaml.MarkedYAMLError:
         return  # compose() reports the syntax error with its line
@@ -344,6 +347,8 @@ class _Validator:
             )
         if schema.nonempty and isinstance(value, str) and not value.strip():
             raise self.fail(node, key_path, "must not be empty")
+        if schema.pattern is not None and isinstance(value, str) and not re.fullmatch(schema.pattern, value):
+            raise self.fail(node, key_path, f"'{_cut(inert(value), 60)}' is not a valid {schema.names}: {schema.why}")
         return value
 
     def check_range(self, node: yaml.Node, schema: Scalar, key_path: str, value: float) -> None:
@@ -448,6 +453,8 @@ def to_json_schema(schema: Node) -> dict[str, Any]:
             out["enum"] = list(schema.enum)
         if schema.nonempty:
             out["minLength"] = 1
+        if schema.pattern is not None:
+            out["pattern"] = f"^{schema.pattern}$"  # ECMA-262's $ is the end of the string
     elif isinstance(schema, Seq):
         out = {"type": "array", "items": to_json_schema(schema.items)}
         if schema.min_items:

@@ -6,6 +6,7 @@ Never ``GITHUB_*``: in GitHub Actions the action (``oloproof.action``) says who 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,3 +44,59 @@ def local_identity(base_dir: Path, environ: Mapping[str, str] | None = None) -> 
 
 def head_commit(base_dir: Path) -> str | None:
     return git_output(base_dir, "rev-parse", "--short=12", "HEAD")
+
+
+def head_sha(base_dir: Path) -> str | None:
+    """The full commit id of HEAD of the repository holding ``base_dir``: git's answer, else (the
+    action's image has no git) what the repository's own files say; None when neither tells (no
+    repository, no commit yet, a layout this reader does not know)."""
+    return git_output(base_dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") or head_from_files(base_dir)
+
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_REF = re.compile(r"refs/[A-Za-z0-9._/-]+")
+
+
+def head_from_files(base_dir: Path) -> str | None:
+    """HEAD read from ``.git`` without git: a detached HEAD's commit id (what actions/checkout leaves
+    for a ``ref:`` that is a sha), or the loose or packed ref it names. Read only, never guessed:
+    anything else (no ``.git``, an odd ref, a missing ref) is None."""
+    try:
+        git_dir = _git_dir(base_dir)
+        if git_dir is None:
+            return None
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        if _COMMIT_ID.fullmatch(head):
+            return head
+        ref = head.removeprefix("ref:").strip() if head.startswith("ref:") else ""
+        if not _REF.fullmatch(ref) or ".." in ref:
+            return None
+        common = git_dir / "commondir"  # a worktree: its branches live in the main repository's .git
+        roots = [git_dir, git_dir / common.read_text(encoding="utf-8").strip()] if common.is_file() else [git_dir]
+        return next((sha for root in roots if (sha := _ref_in(root, ref)) is not None), None)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _git_dir(base_dir: Path) -> Path | None:
+    """The ``.git`` of the repository holding ``base_dir`` (a ``gitdir:`` file followed), or None."""
+    start = base_dir.resolve()
+    found = next((d / ".git" for d in (start, *start.parents) if (d / ".git").exists()), None)
+    if found is None or found.is_dir():
+        return found
+    text = found.read_text(encoding="utf-8").strip()  # a worktree or a submodule: "gitdir: <path>"
+    return found.parent / text.removeprefix("gitdir:").strip() if text.startswith("gitdir:") else None
+
+
+def _ref_in(root: Path, ref: str) -> str | None:
+    loose = root / ref
+    if loose.is_file():
+        sha = loose.read_text(encoding="utf-8").strip()
+        return sha if _COMMIT_ID.fullmatch(sha) else None
+    packed = root / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref and _COMMIT_ID.fullmatch(sha):
+                return sha
+    return None

@@ -5,6 +5,7 @@ pull-request comment. Shared by the gate (``publish``) and the publish-only mode
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from oloproof.action.github import GitHubApiError
 from oloproof.action.inputs import Inputs
 from oloproof.action.prcomment import render_comment, upsert_comment
 from oloproof.action.session import Session
+from oloproof.policy import RULE_ID_PATTERN
 from oloproof.verdicts import Verdict
 
 # Output name of each verdict's rule count: rules-pass, rules-fail, rules-blocked, ...
@@ -30,13 +32,27 @@ def report_outputs(report: Mapping[str, Any], *, check_url: str | None, summary:
             counts[COUNT_OUTPUTS[Verdict(rule.get("verdict"))]] += 1
         except ValueError:
             continue
-    failing = [str(rule.get("id")) for rule in rules if rule.get("verdict") != Verdict.PASS.value]
+    failing = [
+        _output_id(rule.get("id"), index)
+        for index, rule in enumerate(rules)
+        if rule.get("verdict") != Verdict.PASS.value
+    ]
     return {
         **{name: str(count) for name, count in counts.items()},
         "failing-rules": json.dumps(failing, ensure_ascii=True),
         "check-url": check_url or "",
         "summary": summary or "",
     }
+
+
+def _output_id(rule_id: object, index: int) -> str:
+    """A rule id as ``failing-rules`` gives it: one the policy accepts (``RULE_ID_PATTERN``), else,
+    defensively (a report that skipped the policy), ``invalid-rule-id-N`` (N: its place in the
+    report's rules, from 0): a later step may paste the output into a script, so no text from the
+    report other than such an id ever reaches it."""
+    if isinstance(rule_id, str) and re.fullmatch(RULE_ID_PATTERN, rule_id):
+        return rule_id
+    return f"invalid-rule-id-{index}"
 
 
 def comment(

@@ -47,7 +47,7 @@ from oloproof.action.trust import base_trust, pull_request_base, trust_report
 from oloproof.checks import GateContext
 from oloproof.config import Release, load_release
 from oloproof.devset import load_dev_testset
-from oloproof.errors import ConfigError, ExitCode, OloproofError
+from oloproof.errors import ConfigError, ExitCode, OloproofError, UsageError
 from oloproof.exits import run_guarded
 from oloproof.files import check_report_paths
 from oloproof.gate import registry, run_gate
@@ -58,7 +58,7 @@ from oloproof.report.holdout import appended_line, score_line
 from oloproof.result import CheckReport, GateResult, gate_verdict
 from oloproof.run import import_outputs
 from oloproof.runstore import RunStore
-from oloproof.vcs import head_commit
+from oloproof.vcs import head_commit, head_sha
 
 
 def main(environ: MutableMapping[str, str] | None = None, *, out: TextIO | None = None) -> int:
@@ -148,6 +148,7 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     where = session.repo_path(inputs.working_directory)
     session.say(f"oloproof {__version__}: gating {inputs.config} in {where} for {env.describe_trigger()}")
     reason = holdout_reason(inputs, env) if inputs.read_holdout else None  # refuse early, before any work
+    _workflow_run_checkout(session, inputs)
     release = load_release(inputs.config)
     full = full_summary_path(inputs)
     check_summary_path(full, session.repo_path(full) or str(full))
@@ -188,6 +189,38 @@ def _gate(session: Session, inputs: Inputs) -> GateResult:
     # Tables laid out for 140 columns; prose not hard-wrapped (the log viewer wraps it to its width).
     session.print(ann.stop_commands(session.redact(terminal.render(result, width=140, soft_wrap=True))))
     return result
+
+
+def _workflow_run_checkout(session: Session, inputs: Inputs) -> None:
+    """Under ``workflow_run`` the check run goes on ``workflow_run.head_sha``, while actions/checkout
+    checks out ``GITHUB_SHA``, the default branch's head: a verdict on that code must never land on
+    the triggering run's commit. So the gate runs only when the checked-out HEAD (of the repository
+    holding the working directory) is that very commit, shown by git; when git cannot tell, refused."""
+    env = session.env
+    if env.event_name != "workflow_run":
+        return
+    wanted = env.head_sha  # empty unless the payload names a commit id
+    head = head_sha(inputs.working_directory)
+    if wanted and head == wanted:
+        return
+    if not wanted:
+        found = "the event payload does not name the triggering run's commit (workflow_run.head_sha)"
+    elif head is None:
+        found = (
+            f"the checked-out HEAD cannot be read in {session.repo_path(inputs.working_directory)} (neither git nor a "
+            f".git there names a commit), so nothing shows it is workflow_run.head_sha {wanted}"
+        )
+    else:
+        found = (
+            f"the checked-out HEAD is {head}, not workflow_run.head_sha {wanted} (actions/checkout checks out "
+            "GITHUB_SHA, which under workflow_run is the default branch's head)"
+        )
+    raise UsageError(
+        f"mode: gate under a workflow_run event is refused: {found}. Its check run would put a verdict on one "
+        "commit's code on another commit. Use mode: publish to publish the report the triggering run uploaded (the "
+        "fork-PR recipe in the action's docs), or check out workflow_run.head_sha before this step (only for a run "
+        "whose code you trust: a workflow_run job holds the base repository's token and secrets)"
+    )
 
 
 def _import_outputs(session: Session, release: Release, outputs: Path, store: RunStore) -> str:

@@ -8,19 +8,24 @@ is at least as severe as every rule and check it lists, and its exit code is its
 report that fails any of this is not published as a verdict at all.
 
 ``REPORT_SCHEMA`` is JSON Schema (draft 2020-12, the subset ``validate`` implements: type, const,
-enum, required, properties, items, maxItems, maxLength, minimum); fields are only added within a
-schema version, so unknown keys are allowed.
+enum, required, properties, items, maxItems, maxLength, minimum, pattern); fields are only added
+within a schema version, so unknown keys are allowed. A rule id must be one the policy accepts
+(``oloproof.policy.RULE_ID_PATTERN``): the ids reach step outputs, workflow commands, the check
+run and the comment, so a forged report cannot smuggle a newline, ``%0A``, a backtick, ``<`` or an
+``@mention`` through one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from oloproof.policy import RULE_ID_PATTERN
 from oloproof.result import GATE_SCHEMA
 from oloproof.verdicts import Verdict, worst
 
@@ -48,7 +53,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["id", "verdict", "kind", "threshold", "estimate", "interval"],
                 "properties": {
-                    "id": {"type": "string", "maxLength": 500},
+                    "id": {"type": "string", "pattern": f"^{RULE_ID_PATTERN}$"},
                     "verdict": {"enum": _VERDICTS},
                     "kind": {"type": "string", "maxLength": 100},
                     "threshold": _NUMBER_OR_NULL,
@@ -110,6 +115,8 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str
             return [f"{path}: must be {' or '.join(kinds)}"]
     if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
         problems.append(f"{path}: longer than {schema['maxLength']} characters")
+    if isinstance(value, str) and "pattern" in schema and not re.search(_python_pattern(schema["pattern"]), value):
+        problems.append(f"{path}: does not match {schema['pattern']}")  # the value is hostile: never quoted
     if _is(value, "number") and "minimum" in schema and value < schema["minimum"]:
         problems.append(f"{path}: below {schema['minimum']}")
     if isinstance(value, dict):
@@ -129,6 +136,12 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str
                 if len(problems) > 20:
                     return problems
     return problems
+
+
+def _python_pattern(pattern: str) -> str:
+    """A JSON Schema (ECMA-262) pattern for ``re.search``: its final ``$`` is the end of the string,
+    which in Python is ``\\Z`` (Python's ``$`` also matches before a final newline)."""
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
 
 
 def consistency(report: Mapping[str, Any]) -> list[str]:

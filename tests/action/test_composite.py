@@ -166,6 +166,63 @@ def test_the_composite_action_gates_in_the_jobs_own_environment(tmp_path: Path, 
     assert "ghs_faketoken0123456789" not in logs.replace("::add-mask::ghs_faketoken0123456789", "")
 
 
+# The system under test, walking up its ancestors: whose /proc/<pid>/environ (and cmdline) holds the
+# planted token, or the step's GITHUB_OUTPUT path, and whose it could read at all.
+ANCESTOR_SNOOP = r'''
+import json, os, sys
+
+secrets = {"token": sys.argv[1].encode(), "github_output": sys.argv[2].encode()}
+found = {"ancestors": [], "read": [], "visible": [], "own_env": sorted(
+    k for k in os.environ if k.startswith(("INPUT_", "OLOPROOF_ACTION_INPUTS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"))
+)}
+pid = os.getppid()
+while pid > 1:
+    found["ancestors"].append(pid)
+    for name in ("environ", "cmdline"):
+        try:
+            data = open(f"/proc/{pid}/{name}", "rb").read()
+        except OSError:
+            continue
+        found["read"].append(f"{pid} {name}")
+        for what, value in secrets.items():
+            if value in data:
+                found["visible"].append(f"{what} in /proc/{pid}/{name}")
+    with open(f"/proc/{pid}/status") as status:
+        pid = next(int(line.split()[1]) for line in status if line.startswith("PPid:"))
+with open(sys.argv[3], "w") as out:
+    json.dump(found, out)
+for line in sys.stdin:
+    case = json.loads(line)
+    print(json.dumps({"id": case["id"], "label": case["answer"]}))
+'''
+
+
+def test_no_ancestor_of_the_system_holds_the_token_in_its_environment(tmp_path: Path, fake_github: FakeGitHub) -> None:
+    """Red team RT-H4: the gate step's shell had the token (in OLOPROOF_ACTION_INPUTS) and the file
+    commands in its environment and stayed alive as the entry point's parent, so the system, a
+    grandchild, read them from ``/proc/<ppid of its parent>/environ``. The step ``exec``s the entry
+    point, which then re-executes itself without them: no ancestor holds them."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "snoop.py").write_text(ANCESTOR_SNOOP)
+    seen = tmp_path / "seen.json"
+    gate_output = tmp_path / "file_commands" / "output_2"  # the gate step's GITHUB_OUTPUT (run_composite)
+    command = json.dumps(["python3", "snoop.py", "ghs_faketoken0123456789", str(gate_output), str(seen)])
+    Project(workspace).write(cases=labelled_cases(40, 40), command=command)
+    steps, outputs, _ = run_composite(
+        tmp_path, workspace, {"python": sys.executable}, api_url=fake_github.url, event={}, event_name="push",
+        extra_env={"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0"},
+        before_install=offline_dependencies,
+    )
+    logs = "\n".join(f"--- step {i}\n{s.stdout}\n{s.stderr}" for i, s in enumerate(steps))
+    assert [s.returncode for s in steps] == [0, 0, 0], logs
+    assert outputs["verdict"] == "PASS"
+    found = json.loads(seen.read_text())
+    assert found["own_env"] == []
+    assert f"{found['ancestors'][0]} environ" in found["read"], found  # the entry point's environ was read: not a vacuous check
+    assert found["visible"] == [], found
+
+
 def test_a_bad_input_stops_the_composite_with_exit_2(tmp_path: Path, fake_github: FakeGitHub) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -194,9 +251,19 @@ def test_composite_inputs_become_input_variables() -> None:
     assert untouched == {"PATH": "/bin"}
 
 
+def test_the_composite_inputs_variable_is_private_like_the_input_variables() -> None:
+    """The entry point pops OLOPROOF_ACTION_INPUTS first; should it ever be left (or set by a
+    workflow's env:), no system, judge or re-executed entry point is handed it: it holds the token."""
+    from oloproof.process import system_environment
+
+    environ = {"OLOPROOF_ACTION_INPUTS": '{"github-token": "t"}', "INPUT_GITHUB-TOKEN": "t", "PATH": "/bin"}
+    assert system_environment(environ) == {"PATH": "/bin"}
+
+
 def test_no_step_interpolates_an_expression_into_a_script() -> None:
     """Expressions go through env: (never pasted into a bash script, where a value could run)."""
     meta = yaml.safe_load((REPO / "python" / "action.yml").read_text())
     for step in meta["runs"]["steps"]:
         assert "${{" not in step["run"], step["name"]
-    assert os.path.basename(meta["runs"]["steps"][-1]["run"].split()[0].strip('"')) == "python"
+    gate = meta["runs"]["steps"][-1]["run"].split()
+    assert gate[0] == "exec" and os.path.basename(gate[1].strip('"')) == "python"  # no shell stays behind holding the token

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -305,26 +306,31 @@ def test_working_directory_makes_paths_repo_relative(tmp_path: Path, fake_github
 
 
 def test_output_text_is_wrapped_in_stop_commands(action: ActionRun) -> None:
-    # A rule id is repository text that the terminal report prints at the start of a line.
-    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: '::add-mask::x', criterion: correct, min: 0.8}")
+    # A failed system's stderr is text the terminal report quotes line by line (a rule id can no
+    # longer hold a command: RULE_ID_PATTERN, pinned in tests/cli/test_bad_input.py).
+    crash = "import sys; sys.stderr.write('::add-mask::x\\n##[error]y\\n'); sys.exit(3)"
+    action.project.write(cases=labelled_cases(100, 50), command=json.dumps([sys.executable, "-c", crash]))
     result = action(**{"github-token": ""})
-    assert "\n\\x3a:add-mask::x: correct is 0.500" in result.stdout  # printed, a leading '::' escaped ...
-    assert not any(line.startswith("::add-mask::") for line in result.commands)  # ... but never acted on
-    [error] = result.annotations("error")
-    assert "title=oloproof%3A rule %3A%3Aadd-mask%3A%3Ax is FAIL" in error
+    assert "\n  | \\x3a:add-mask::x\n  | #\\x23[error]y\n" in result.stdout  # printed, escaped ...
+    assert any(line.startswith("::stop-commands::") for line in result.stdout.splitlines())
+    assert not any(line.startswith(("::add-mask::", "::error::y")) for line in result.commands)  # ... never acted on
 
 
-@pytest.mark.parametrize("rule_id", ["acc\u202eSSAP", "acc##[error]x", "ok\U0001f600", "a\u200bb"])
-def test_a_rule_id_reaches_annotations_and_the_summary_inert(action: ActionRun, rule_id: str) -> None:
-    """Bidi controls, zero-width and emoji in a rule id are escaped in the annotation's title and in
-    the job summary, as in the terminal (one function, oloproof.inert), and ``##[`` is broken."""
+@pytest.mark.parametrize("rule_id", ["acc\u202eSSAP", "acc##[error]x", "ok\U0001f600", "a\u200bb", "::add-mask::x"])
+def test_a_hostile_rule_id_is_refused_and_quoted_inert(action: ActionRun, rule_id: str) -> None:
+    """Bidi controls, zero-width, emoji, ``##[`` or a leading ``::`` in a rule id: refused (exit 2)
+    by RULE_ID_PATTERN, and the error that quotes it is escaped (oloproof.inert) in the annotation
+    and the job summary."""
     action.project.write(cases=labelled_cases(100, 50), rules=f"  - {{id: {json.dumps(rule_id)}, criterion: correct, min: 0.8}}")
     result = action(**{"github-token": ""})
+    assert result.code == ExitCode.USAGE and result.outputs["verdict"] == "ERROR"
     [error] = result.annotations("error")
+    assert "policy.rules[0].id: '" in error and "' is not a valid rule id: 1 to 100 characters" in error
     raw = [ch for ch in "\u202e\u200b\U0001f600" if ch in rule_id]
     for text in (error, result.summary):
         assert not [ch for ch in raw if ch in text], text
         assert "##[" not in text
+    assert not any(line.startswith("::add-mask::") for line in result.commands)
 
 
 def test_imported_outputs_are_gated_instead_of_running_the_system(action: ActionRun) -> None:

@@ -92,24 +92,6 @@ def test_the_report_is_published_on_the_prs_head_not_the_default_branch(
     assert "**Untrusted report.**" in result.summary
 
 
-def test_today_a_gate_under_workflow_run_lands_on_head_sha(action: ActionRun, fake_github: FakeGitHub) -> None:
-    """The bug this fixes: under workflow_run, GITHUB_SHA is the default branch's head."""
-    action.api_url = fake_github.url
-    action.event_name, action.event = "workflow_run", workflow_run_event()
-    result = action()
-    assert result.code == 0
-    post = next(r for r in fake_github.requests if r.path.endswith("/check-runs"))
-    assert post.body["head_sha"] == HEAD_SHA
-
-
-def test_a_workflow_run_payload_without_head_sha_gets_no_check_run(action: ActionRun, fake_github: FakeGitHub) -> None:
-    action.api_url = fake_github.url
-    action.event_name, action.event = "workflow_run", {"workflow_run": {"head_sha": "not-a-sha"}}
-    result = action()
-    assert result.code == 0 and fake_github.requests == []
-    assert any("workflow_run.head_sha" in line for line in result.annotations("notice"))
-
-
 def test_a_failing_report_fails_the_check_run(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
     action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
     report = untrusted_report(action, fake_github)
@@ -229,6 +211,44 @@ def test_no_pr_with_that_head_means_no_comment(action: ActionRun, publisher: Act
     result = publisher(comment="true")
     assert result.code == 0 and fake_github.comments == {}
     assert any("belongs to no pull request" in line for line in result.annotations("notice"))
+
+
+@pytest.mark.parametrize(
+    "rule_id", ["x\n::set-output name=verdict::PASS", "trailing-newline\n", "x%0A::error::y", "`id`", "a<img>", "cc @octo-org/team", "x" * 101]
+)
+def test_a_report_whose_rule_id_the_policy_would_refuse_is_never_published(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, rule_id: str
+) -> None:
+    """Red team RT-H5: the uploaded report is the fork's text. A rule id the policy would refuse
+    (RULE_ID_PATTERN) is refused here too, and never quoted: it would reach the step outputs, the
+    check run, the comment and the summary. "trailing-newline\\n" checks that $ means the end of the string."""
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    report = untrusted_report(action, fake_github)
+    report["rules"][0]["id"] = rule_id
+    hand_over(publisher, report)
+    result = publisher(comment="true")
+    assert result.code == 2 and result.outputs["verdict"] == "ERROR"
+    said = "$.rules[0].id: does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$"
+    assert said in result.summary.replace("&#58;", ":").replace("&#36;", "$") or said in "".join(result.annotations("error"))
+    body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
+    assert body["output"]["title"] == "ERROR: the gate job's report is missing or invalid"
+    published = json.dumps(body) + result.summary + json.dumps(result.outputs) + result.stdout
+    assert rule_id.strip() not in published and fake_github.comments == {}
+
+
+def test_failing_rules_never_carries_an_id_outside_the_pattern() -> None:
+    """Defence in depth: whatever a report holds, ``failing-rules`` gives only ids the policy accepts."""
+    from oloproof.action.handoff import report_outputs
+
+    rules = [
+        {"id": "accurate", "verdict": "FAIL"},
+        {"id": "x\n::set-output name=verdict::PASS", "verdict": "FAIL"},
+        {"id": "fine", "verdict": "PASS"},
+        {"id": 7, "verdict": "BLOCKED"},
+        {"verdict": "MANUAL_REVIEW"},
+    ]
+    outputs = report_outputs({"rules": rules}, check_url=None, summary=None)
+    assert json.loads(outputs["failing-rules"]) == ["accurate", "invalid-rule-id-1", "invalid-rule-id-3", "invalid-rule-id-4"]
 
 
 def test_the_schema_accepts_every_report_the_gate_writes() -> None:
