@@ -4,9 +4,12 @@
 reviewer must see is that ``policy.judges.unbound_labels`` became ``allow`` or a rule's ``min``
 went from 0.9 to 0.8. Both versions are composed (never constructed: no tag is run, an alias is
 not expanded), flattened to ``key.path: value`` leaves, and compared. Items of a list are named
-by their ``id`` (rules), ``criterion`` or ``type`` (evaluators), ``name`` (transforms), else by
-position. The walk is bounded: a file with more than ``MAX_LEAVES`` leaves (an alias bomb) is
-not compared, and says so.
+by their identity, whatever the order their keys are written in: ``id`` (rules), else ``criterion``,
+``name`` (transforms), ``type`` (evaluators), else by position. A label is unique within its list (a
+second ``id: a`` is ``[id=a#2]``) and no leaf is ever written over another: two rules sharing an id
+or a criterion are two sets of leaves, so an edit of either one is listed (a red-team PR hid
+``min: 0.9 -> 0.1`` behind a second rule of the same criterion). The walk is bounded: a file with
+more than ``MAX_LEAVES`` leaves (an alias bomb) is not compared, and says so.
 """
 
 from __future__ import annotations
@@ -65,12 +68,52 @@ class _TooLarge(Exception):
     pass
 
 
-def _label(item: yaml.Node, index: int) -> str:
-    if isinstance(item, yaml.MappingNode):
-        for key, value in item.value:
-            if isinstance(key, yaml.ScalarNode) and key.value in _NAMES and isinstance(value, yaml.ScalarNode):
-                return f"[{key.value}={value.value}]"
-    return f"[{index}]"
+def _identity(item: yaml.Node) -> tuple[str, str] | None:
+    """The key that names a list item, by priority (``id``, then ``criterion``, ``name``, ``type``),
+    never by the order its keys are written in; None for an item that has none."""
+    if not isinstance(item, yaml.MappingNode):
+        return None
+    found: dict[str, str] = {}
+    for key, value in item.value:
+        if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode) and key.value in _NAMES:
+            found.setdefault(key.value, value.value)
+    for name in _NAMES:
+        if name in found:
+            return name, found[name]
+    return None
+
+
+def _unique(name: str, used: set[str], close: str = "") -> str:
+    """``name + close``, or the first ``name#n + close`` (n = 2, 3, ...) that no sibling has taken."""
+    n = 1
+    candidate = name + close
+    while candidate in used:
+        n += 1
+        candidate = f"{name}#{n}{close}"
+    used.add(candidate)
+    return candidate
+
+
+def _labels(items: list[yaml.Node]) -> list[str]:
+    """Each item's label (``[id=a]``, ``[criterion=correct]``, ``[3]``), unique within the list: a
+    repeated identity gets ``#2``, ``#3`` in file order (``[id=a#2]``)."""
+    used: set[str] = set()
+    out: list[str] = []
+    for index, item in enumerate(items):
+        identity = _identity(item)
+        name = f"[{index}" if identity is None else f"[{identity[0]}={identity[1]}"
+        out.append(_unique(name, used, "]"))
+    return out
+
+
+def _put(out: dict[str, str], path: str, value: str) -> None:
+    """Record a leaf, never over another: a path already taken (``a.b`` written both as a dotted key
+    and nested) gets ``#2``, ``#3`` in file order, so both values are compared."""
+    taken, n = path, 1
+    while taken in out:
+        n += 1
+        taken = f"{path}#{n}"
+    out[taken] = value
 
 
 def _flatten(node: yaml.Node | None, path: str, out: dict[str, str], budget: list[int]) -> None:
@@ -80,16 +123,18 @@ def _flatten(node: yaml.Node | None, path: str, out: dict[str, str], budget: lis
     if node is None:
         return
     if isinstance(node, yaml.MappingNode):
+        used: set[str] = set()
         for key, value in node.value:
             name = key.value if isinstance(key, yaml.ScalarNode) else "?"
-            _flatten(value, f"{path}.{name}" if path else str(name), out, budget)
+            segment = _unique(str(name), used)
+            _flatten(value, f"{path}.{segment}" if path else segment, out, budget)
     elif isinstance(node, yaml.SequenceNode):
         if not node.value:
-            out[path] = "[]"
-        for index, item in enumerate(node.value):
-            _flatten(item, f"{path}{_label(item, index)}", out, budget)
+            _put(out, path, "[]")
+        for item, label in zip(node.value, _labels(node.value), strict=True):
+            _flatten(item, f"{path}{label}", out, budget)
     else:
-        out[path] = str(node.value)
+        _put(out, path, str(node.value))
 
 
 def leaves(text: str | None, shown: str) -> dict[str, str] | None:
