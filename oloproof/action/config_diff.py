@@ -3,7 +3,9 @@
 "release.yaml is changed" is said by every release pull request (the version moves); what a
 reviewer must see is that ``policy.judges.unbound_labels`` became ``allow`` or a rule's ``min``
 went from 0.9 to 0.8. Both versions are composed (never constructed: no tag is run, an alias is
-not expanded), flattened to ``key.path: value`` leaves, and compared. Items of a list are named
+not expanded), flattened to ``key.path: value`` leaves, and compared as the config reads them: by
+the scalar's resolved type and value (``0.9`` and ``"0.9"``, ``true`` and ``"true"`` differ; ``0.9``
+and ``0.90``, ``true`` and ``yes`` do not), the types shown when they differ. Items of a list are named
 by their identity, whatever the order their keys are written in: ``id`` (rules), else ``criterion``,
 ``name`` (transforms), ``type`` (evaluators), else by position. A label is unique within its list (a
 second ``id: a`` is ``[id=a#2]``) and no leaf is ever written over another: two rules sharing an id
@@ -15,6 +17,7 @@ more than ``MAX_LEAVES`` leaves (an alias bomb) is not compared, and says so.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import yaml
 
@@ -46,7 +49,7 @@ def _item(key: str) -> str:
     return key[: key.find("]") + 1]
 
 
-def _ranker(before: dict[str, str]) -> Callable[[str], int]:
+def _ranker(before: dict[str, Leaf]) -> Callable[[str], int]:
     """0: loosening keys; 1: narrowing keys; of an item that existed before, 2: a swapped criterion,
     score or field, 3: thresholds; 4: the rest."""
     items = {_item(key) for key in before}
@@ -66,6 +69,38 @@ def _ranker(before: dict[str, str]) -> Callable[[str], int]:
 
 class _TooLarge(Exception):
     pass
+
+
+_YAML = "tag:yaml.org,2002:"
+_PLAIN = frozenset({"str", "int", "float", "bool", "null"})
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One value of a YAML file: its type, what two versions are compared by, and its text."""
+
+    kind: str  # str, int, float, bool, null, timestamp, list, mapping; another tag as written (!!binary, !foo)
+    same: str  # the value as the config reads it (0.90 is 0.9, yes is true); the text for other tags
+    text: str  # as shown
+
+    @classmethod
+    def of(cls, node: yaml.ScalarNode) -> Leaf:
+        tag = node.tag
+        kind = tag[len(_YAML) :] if tag.startswith(_YAML) else tag
+        if kind not in _PLAIN:  # a timestamp stays the text written (as the config reads it); no tag is run
+            return cls(kind="!!" + kind if tag.startswith(_YAML) else kind, same=node.value, text=node.value)
+        try:
+            value = yaml.SafeLoader("").construct_object(node)
+        except (yaml.YAMLError, ValueError):  # an int of more digits than Python converts
+            return cls(kind=kind, same=node.value, text=node.value)
+        if kind == "null":
+            return cls(kind=kind, same="null", text="null")
+        if kind == "str":
+            return cls(kind=kind, same=node.value, text=node.value if node.value else '""')
+        return cls(kind=kind, same=repr(value), text=node.value)
+
+    def key(self) -> tuple[str, str]:
+        return self.kind, self.same
 
 
 def _identity(item: yaml.Node) -> tuple[str, str] | None:
@@ -106,7 +141,7 @@ def _labels(items: list[yaml.Node]) -> list[str]:
     return out
 
 
-def _put(out: dict[str, str], path: str, value: str) -> None:
+def _put(out: dict[str, Leaf], path: str, value: Leaf) -> None:
     """Record a leaf, never over another: a path already taken (``a.b`` written both as a dotted key
     and nested) gets ``#2``, ``#3`` in file order, so both values are compared."""
     taken, n = path, 1
@@ -116,13 +151,15 @@ def _put(out: dict[str, str], path: str, value: str) -> None:
     out[taken] = value
 
 
-def _flatten(node: yaml.Node | None, path: str, out: dict[str, str], budget: list[int]) -> None:
+def _flatten(node: yaml.Node | None, path: str, out: dict[str, Leaf], budget: list[int]) -> None:
     budget[0] -= 1
     if budget[0] < 0:
         raise _TooLarge
     if node is None:
         return
     if isinstance(node, yaml.MappingNode):
+        if not node.value:
+            _put(out, path, Leaf(kind="mapping", same="{}", text="{}"))
         used: set[str] = set()
         for key, value in node.value:
             name = key.value if isinstance(key, yaml.ScalarNode) else "?"
@@ -130,21 +167,21 @@ def _flatten(node: yaml.Node | None, path: str, out: dict[str, str], budget: lis
             _flatten(value, f"{path}.{segment}" if path else segment, out, budget)
     elif isinstance(node, yaml.SequenceNode):
         if not node.value:
-            _put(out, path, "[]")
+            _put(out, path, Leaf(kind="list", same="[]", text="[]"))
         for item, label in zip(node.value, _labels(node.value), strict=True):
             _flatten(item, f"{path}{label}", out, budget)
-    else:
-        _put(out, path, str(node.value))
+    elif isinstance(node, yaml.ScalarNode):
+        _put(out, path, Leaf.of(node))
 
 
-def leaves(text: str | None, shown: str) -> dict[str, str] | None:
-    """``key.path -> value`` for every scalar of a YAML text; None when it cannot be read or is
-    too large to compare (an empty dict for no text: a file the pull request adds)."""
+def leaves(text: str | None, shown: str) -> dict[str, Leaf] | None:
+    """``key.path -> value`` for every scalar (and empty list or mapping) of a YAML text; None when it
+    cannot be read or is too large to compare (an empty dict for no text: a file the pull request adds)."""
     if text is None:
         return {}
     try:
         node = compose(text, shown)
-        out: dict[str, str] = {}
+        out: dict[str, Leaf] = {}
         _flatten(node, "", out, [MAX_LEAVES])
     except (ConfigError, _TooLarge, yaml.YAMLError, RecursionError):
         return None
@@ -160,17 +197,44 @@ def changed_settings(old: bytes | None, new: bytes | None, shown: str) -> list[s
     before, after = leaves(text(old), shown), leaves(text(new), shown)
     if before is None or after is None:
         return ["(its settings could not be compared key by key: review the whole file)"]
-    keys = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
+    keys = [key for key in dict.fromkeys([*before, *after]) if _key(before.get(key)) != _key(after.get(key))]
     keys = [key for key in keys if key not in ROUTINE]
     keys.sort(key=_ranker(before))  # stable: the file's order within each group
-
-    def shown_value(value: str | None) -> str:
-        if value is None:
-            return "(unset)"
-        value = printable(value)
-        return value if len(value) <= 60 else value[:57] + "..."
-
-    lines = [f"{printable(key)}: {shown_value(before.get(key))} -> {shown_value(after.get(key))}" for key in keys]
+    lines = [f"{printable(key)}: {_change(before.get(key), after.get(key))}" for key in keys]
     if len(lines) > SHOWN:
         lines = [*lines[:SHOWN], f"and {len(lines) - SHOWN} more"]
     return lines
+
+
+def _key(leaf: Leaf | None) -> tuple[str, str] | None:
+    return None if leaf is None else leaf.key()
+
+
+SHOWN_CHARS = 60  # of one value
+
+
+def _change(old: Leaf | None, new: Leaf | None) -> str:
+    """``old -> new``, each cut at ``SHOWN_CHARS``; a value that changed only in type names both
+    types (``0.9 (float) -> 0.9 (str)``), and two long values that differ past the cut are shown
+    from where they differ (they would read the same)."""
+    if old is None or new is None:
+        return f"{_shown(old)} -> {_shown(new)}"
+    first, second = printable(old.text), printable(new.text)
+    if len(first) > SHOWN_CHARS or len(second) > SHOWN_CHARS:
+        at = next(
+            (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), min(len(first), len(second))
+        )
+        if at > SHOWN_CHARS - 10:
+            first, second = "..." + first[at - 10 :], "..." + second[at - 10 :]
+    first, second = _cut(first), _cut(second)
+    if old.kind != new.kind:
+        return f"{first} ({old.kind}) -> {second} ({new.kind})"
+    return f"{first} -> {second}"
+
+
+def _shown(leaf: Leaf | None) -> str:
+    return "(unset)" if leaf is None else _cut(printable(leaf.text))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."

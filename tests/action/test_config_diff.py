@@ -96,9 +96,9 @@ def test_every_scalar_is_a_leaf_of_its_own() -> None:
     found = leaves(text, "release.yaml")
     assert found is not None
     assert len(found) == 11, found  # every scalar of the file, none written over another
-    assert found["policy.rules[criterion=correct#2].min"] == "0.5"
-    assert found["policy.rules[id=x].where.expected.label#2"] == "2"
-    assert found["policy.rules[id=x#2].where.stratum[1]"] == "easy"
+    assert found["policy.rules[criterion=correct#2].min"] .text == "0.5"
+    assert found["policy.rules[id=x].where.expected.label#2"] .text == "2"
+    assert found["policy.rules[id=x#2].where.stratum[1]"] .text == "easy"
 
 
 def test_reordering_items_of_one_name_is_listed_not_hidden() -> None:
@@ -109,3 +109,35 @@ def test_reordering_items_of_one_name_is_listed_not_hidden() -> None:
         "policy.rules[criterion=correct].min: 0.9 -> 0.5",
         "policy.rules[criterion=correct#2].min: 0.5 -> 0.9",
     ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "listed"),
+    [
+        ("min: 0.9", 'min: "0.9"', "policy.rules[id=a].min: 0.9 (float) -> 0.9 (str)"),
+        ("advisory: true", 'advisory: "true"', "policy.rules[id=a].advisory: true (bool) -> true (str)"),
+        ("advisory: true", "advisory: 'yes'", "policy.rules[id=a].advisory: true (bool) -> yes (str)"),
+        ("min: 1", "min: 1.0", "policy.rules[id=a].min: 1 (int) -> 1.0 (float)"),
+        ("where: {k: null}", 'where: {k: ""}', 'policy.rules[id=a].where.k: null (null) -> "" (str)'),
+        ("where: {k: []}", "where: {k: '[]'}", "policy.rules[id=a].where.k: [] (list) -> [] (str)"),
+        ("where: {k: {}}", "where: {k: '{}'}", "policy.rules[id=a].where.k: {} (mapping) -> {} (str)"),
+        ("min: 0.9", "min: !odd 0.9", "policy.rules[id=a].min: 0.9 (float) -> 0.9 (!odd)"),
+    ],
+)
+def test_a_value_that_changes_only_in_type_is_listed_with_both_types(old: str, new: str, listed: str) -> None:
+    base = rules(f"{{id: a, criterion: correct, {old}}}")
+    assert changes(base, base.replace(old, new)) == [listed]
+
+
+@pytest.mark.parametrize(("old", "new"), [("min: 0.9", "min: 0.90"), ("advisory: true", "advisory: yes"), ("min: 1", "min: 0x1")])
+def test_the_same_value_written_another_way_is_not_a_change(old: str, new: str) -> None:
+    # As the config reads it (YAML 1.1, as the gate's loader): 0.90 is 0.9, yes is true.
+    base = rules(f"{{id: a, criterion: correct, {old}}}")
+    assert changes(base, base.replace(old, new)) == []
+
+
+def test_two_long_values_that_differ_past_the_cut_are_shown_from_where_they_differ() -> None:
+    base = rules("{id: a, criterion: correct, min: 0.9, description: '" + "x" * 80 + "a'}")
+    [line] = changes(base, base.replace("xa'", "xb'"))
+    old, new = line.split(": ", 1)[1].split(" -> ")
+    assert old != new and old.endswith("xa") and new.endswith("xb"), line
