@@ -1,6 +1,10 @@
 """The opt-in sticky pull-request comment (``comment: true``), and the short digest of a JSON report
 that it and the publish-only mode share.
 
+The body holds the verdict, the rules, the checks that did not pass and, on a pull request, its
+evidence (``report.pr_evidence``: every setting it changed in the gate's inputs, every file under
+.oloproof/ that differs from the base branch), as the job summary and the check run's text say it.
+
 The comment is one per pull request and check name, found again by a hidden marker on its first
 line and updated in place: list the PR's comments, PATCH the one that carries the marker, else
 create it. Two runs that race (both list, find none, both create) each list again after creating:
@@ -26,12 +30,14 @@ from typing import Any
 from oloproof.action.checks_api import ChecksClient
 from oloproof.action.github import GitHubApiError
 from oloproof.inert import inert
+from oloproof.report import pr_evidence
 from oloproof.report.markdown import ICON, esc
 from oloproof.verdicts import Verdict
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body (GitHub's limit)
 MAX_PAGES = 30  # pages of 100 comments listed at most (a PR with more is not searched further)
 MAX_CELL = 120  # characters of untrusted text in one table cell
+EVIDENCE_LIMIT = 32_000  # characters of the pull request's evidence (the rules table has the rest)
 
 
 def marker(check_name: str) -> str:
@@ -45,10 +51,9 @@ def safe(text: object, limit: int = MAX_CELL) -> str:
     value = " ".join(inert(text).split())
     if len(value) > limit:
         value = value[: limit - 1] + "…"
-    value = esc(value)
-    # GitHub links @name, @org/team and URLs in rendered text: break each pattern without changing what is read.
-    value = value.replace("@", "@\u200b").replace(":", "&#58;").replace("www.", "www&#46;")
-    return value
+    # GitHub links @name, @org/team and URLs in rendered text: esc breaks each (a zero-width space
+    # after every @, an entity in :// and www.); every ":" is an entity here too (mailto:, a scheme).
+    return esc(value).replace(":", "&#58;")
 
 
 def _number(value: Any) -> str:
@@ -132,6 +137,11 @@ def render_comment(
     if links:
         tail.append("Details: " + " · ".join(links))
     tail.append(f"<sub>oloproof · check {safe(check_name, 100)} · this comment is updated in place</sub>")
+    # What the pull request changed in the gate's inputs and under .oloproof/, as the summary and the
+    # check run say it (every setting; past its share of the comment, counted with where they all are).
+    evidence = pr_evidence.section(report, budget=EVIDENCE_LIMIT, where="the job summary lists every one").rstrip()
+    if evidence:
+        tail.insert(1 if checks else 0, evidence)
     fixed = "\n\n".join(head) + "\n\n" + "\n\n".join(tail)
     table = rules_table(report, budget=COMMENT_LIMIT - len(fixed) - 200)
     body = "\n\n".join([*head, table, *tail]) + "\n"

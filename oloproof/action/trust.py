@@ -33,6 +33,7 @@ import orjson
 from oloproof.action.config_diff import changed_settings
 from oloproof.action.evidence import current_bytes, evidence_problems, from_top, repository_top, unverifiable_problems
 from oloproof.action.github import ActionEnv
+from oloproof.action.store_diff import store_changes
 from oloproof.config import Release
 from oloproof.errors import StoreError
 from oloproof.files import read_evidence
@@ -41,7 +42,7 @@ from oloproof.holdout.verify import verify
 from oloproof.leakage.record import LeakageResult
 from oloproof.result import CheckReport
 from oloproof.runstore import PinnedRuns
-from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir
+from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir, store_dir, store_name
 from oloproof.store import shown as store_shown
 from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
@@ -185,7 +186,13 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
     config = _changed_config(release, trust)
     lines = [*trust.problems, *(change.line() for change in config), *leakage, *removed, *added]
     # Where each config file's line is, for the renderers that list its settings one by one.
-    data = {"config": [change.to_json(line=len(trust.problems) + index) for index, change in enumerate(config)]}
+    data: dict[str, Any] = {
+        "config": [change.to_json(line=len(trust.problems) + index) for index, change in enumerate(config)]
+    }
+    store = _store_files(release, trust)
+    if store is not None:
+        data["store"] = {**store, "line": len(lines)}
+        lines.append(store["headline"] + (": " + "; ".join(store["files"]) if store["files"] else ""))
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
     if problems or leaky_removed:
         reasons = (
@@ -256,6 +263,33 @@ def _changed_config(release: Release, trust: BaseTrust) -> list[ConfigChange]:
         )
         out.append(ConfigChange(file=printable(relative), change=what, headline=headline, settings=tuple(settings)))
     return out
+
+
+def _store_files(release: Release, trust: BaseTrust) -> dict[str, Any] | None:
+    """Every file under the evidence directories (the project's, and the repository root's, which
+    holds the register) that differs from the base commit, for the reviewer; None when none does."""
+    if not trust.available:
+        return None
+    top = repository_top(release.base_dir)
+    folders = [
+        folder
+        for folder in dict.fromkeys([from_top(top, store_dir(release.base_dir)), from_top(top, store_dir(top))])
+        if folder is not None
+    ]
+    found = store_changes(top, trust.base_sha, folders)
+    where = ", ".join(f"{printable(folder)}/" for folder in folders) or f"{store_name()}/"
+    if found is None:
+        return {
+            "headline": f"the files under {where} cannot be compared with the base branch (git failed)",
+            "files": [],
+        }
+    if not found:
+        return None
+    return {
+        "headline": f"{len(found)} file(s) under {where} differ from the base branch {trust.base_sha[:12]} (only what "
+        "it holds is trusted: review them as you review code)",
+        "files": [f"{printable(path)} ({change})" for path, change in found],
+    }
 
 
 def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:

@@ -1,8 +1,9 @@
 """The pull request's evidence (the action's ``pull-request`` check) in Markdown, one renderer for
 every place a reviewer reads it: the job summary, the check run's text and the sticky comment.
 
-It reads the check as the JSON report holds it (``name``, ``status``, ``sentence``, ``lines`` and
-``data.config``: per changed config file its headline and every changed setting), so the comment,
+It reads the check as the JSON report holds it (``name``, ``status``, ``sentence``, ``lines``,
+``data.config``: per changed config file its headline and every changed setting, and ``data.store``:
+every file under .oloproof/ that differs from the base branch), so the comment,
 made from the JSON report, says what the summary says. Every setting is listed, none counted away
 (a red team hid a loosening behind twelve decoys when only twelve were): the first ``OPEN`` of a
 file, ranked loosening keys first, in the open; the rest folded in one ``<details>``. A renderer
@@ -42,14 +43,19 @@ def _strings(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
-def _config(check: Mapping[str, Any]) -> dict[int, tuple[str, list[str]]]:
-    """Line index -> (headline, settings) of each changed config file the check names."""
+def _lists(check: Mapping[str, Any]) -> dict[int, tuple[str, list[str], bool]]:
+    """Line index -> (headline, items, settings?) of each list the check's data holds: per changed
+    config file its settings (``data.config``), and the files under .oloproof/ (``data.store``)."""
     data = check.get("data")
-    entries = data.get("config") if isinstance(data, dict) else None
-    out: dict[int, tuple[str, list[str]]] = {}
-    for entry in entries if isinstance(entries, list) else []:
+    if not isinstance(data, dict):
+        return {}
+    config = data.get("config")
+    entries = [(entry, "settings") for entry in (config if isinstance(config, list) else [])]
+    entries.append((data.get("store"), "files"))
+    out: dict[int, tuple[str, list[str], bool]] = {}
+    for entry, key in entries:
         if isinstance(entry, dict) and isinstance(entry.get("line"), int) and not isinstance(entry["line"], bool):
-            out[entry["line"]] = (str(entry.get("headline", "")), _strings(entry.get("settings")))
+            out[entry["line"]] = (str(entry.get("headline", "")), _strings(entry.get(key)), key == "settings")
     return out
 
 
@@ -58,25 +64,27 @@ def parts(check: Mapping[str, Any], *, sentence: str | None = None) -> tuple[str
     the check's own (the summary says a blocking sentence once, under Why)."""
     said = str(check.get("sentence") or "") if sentence is None else sentence
     head = f"**{_text(check.get('title') or 'Pull request evidence')}.** {prose(said)}".rstrip() + "\n\n"
-    config = _config(check)
+    lists = _lists(check)
     rows: list[str] = []
     folded: list[str] = []
     for index, line in enumerate(_strings(check.get("lines"))):
-        if index not in config:
+        if index not in lists:
             rows.append(f"- {_text(line)}\n")
             continue
-        headline, settings = config[index]
-        if not settings:
+        headline, items, settings = lists[index]
+        if not items:
             rows.append(f"- {_text(headline)}\n")
             continue
-        more = f" (the first {OPEN} here, every other one below)" if len(settings) > OPEN else ""
-        rows.append(f"- {_text(headline)}; {len(settings)} setting(s) changed{more}:\n")
-        rows += [f"  - {_text(setting)}\n" for setting in settings[:OPEN]]
+        more = f" (the first {OPEN} here, every other one below)" if len(items) > OPEN else ""
+        counted = f"; {len(items)} setting(s) changed" if settings else ""
+        rows.append(f"- {_text(headline)}{counted}{more}:\n")
+        rows += [f"  - {_text(item)}\n" for item in items[:OPEN]]
         file = headline.split(" is ", 1)[0]
-        folded += [f"- {_text(file)}: {_text(setting)}\n" for setting in settings[OPEN:]]
+        folded += [f"- {_text(file)}: {_text(item)}\n" if settings else f"- {_text(item)}\n" for item in items[OPEN:]]
     if not folded:
         return head, rows, ""
-    rows += ["\n", f"<details><summary>Every other changed setting ({len(folded)})</summary>\n\n", *folded]
+    summary = f"<details><summary>Every other changed setting and file ({len(folded)})</summary>\n\n"
+    rows += ["\n", summary, *folded]
     return head, rows, "</details>\n\n"
 
 
@@ -88,10 +96,11 @@ def block(check: Mapping[str, Any], *, sentence: str | None = None) -> Block:
     return Block(head=head, rows=rows, tail=tail, name=str(check.get("title") or "pull request evidence"))
 
 
-def render(check: Mapping[str, Any], *, budget: int, where: str) -> str:
+def render(check: Mapping[str, Any], *, budget: int, where: str, head: str | None = None) -> str:
     """The evidence in at most ``budget`` characters: rows past it are counted in a sentence that
-    says ``where`` every one of them is."""
-    head, rows, tail = parts(check)
+    says ``where`` every one of them is. ``head`` replaces the bold title and sentence."""
+    title, rows, tail = parts(check)
+    head = title if head is None else head
     text = head + "".join(rows) + ("\n" + tail if tail else "")
     if len(text) <= budget:
         return text
@@ -110,13 +119,14 @@ def render(check: Mapping[str, Any], *, budget: int, where: str) -> str:
 
 
 def section(report: Mapping[str, Any], *, budget: int, where: str) -> str:
-    """``### Pull request evidence`` and the evidence of a JSON report, or "" when it has none."""
+    """``### Pull request evidence``, the check's status and sentence, and the evidence of a JSON
+    report (the check run's text, the comment's section), or "" when it has none."""
     check = find(report)
     if check is None:
         return ""
-    heading = "### Pull request evidence\n\n"
-    status = f"{_text(check.get('status') or '')}\n\n" if check.get("status") else ""
-    return heading + status + render(check, budget=budget - len(heading) - len(status), where=where)
+    said = [str(check.get(key) or "") for key in ("status", "sentence")]
+    head = "### Pull request evidence\n\n" + "".join(f"{prose(text)}\n\n" for text in said if text)
+    return render(check, budget=budget, where=where, head=head)
 
 
 def as_json(name: str, title: str, status: str, sentence: str, lines: Sequence[str], data: object) -> dict[str, Any]:

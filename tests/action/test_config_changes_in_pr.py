@@ -206,7 +206,7 @@ def test_a_pull_request_that_makes_a_rule_advisory_or_approximate_cannot_hide_it
     assert shown.count("; ") + 1 == 2 + 14 * 4 + 3 == 61  # every change is listed, the fillers too (4 keys each)
     assert "; 61 setting(s) changed (the first 12 here, every other one below):\n  - policy.rules&#91;id=accurate&#93;" \
         ".advisory: (unset) -&gt; true\n" in summary, summary
-    assert "<details><summary>Every other changed setting (49)</summary>" in summary
+    assert "<details><summary>Every other changed setting and file (49)</summary>" in summary
     assert "release.yaml: policy.rules&#91;id=filler13&#93;.description: (unset) -&gt; note 13\n" in summary
 
 
