@@ -161,6 +161,18 @@ class ChecksClient:
         """Any REST call under this repository (``path`` starts after ``/repos/OWNER/NAME``): a dict or a list."""
         return self._request(method, f"/repos/{self.repository}{path}", body)
 
+    def login(self) -> str | None:
+        """The login of the token's own account (``GET /user``); None when the token may not ask
+        (an Actions ``GITHUB_TOKEN`` gets 403 there, as does an app's installation token)."""
+        try:
+            answer = self._request("GET", "/user", None)
+        except GitHubApiError as exc:
+            if exc.status in (401, 403, 404):
+                return None
+            raise
+        login = answer.get("login") if isinstance(answer, dict) else None
+        return login if isinstance(login, str) and login else None
+
     def _redact(self, text: str) -> str:
         return text.replace(self.token, "***") if self.token else text
 

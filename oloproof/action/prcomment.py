@@ -7,7 +7,12 @@ evidence (``report.pr_evidence``: every setting it changed in the gate's inputs,
 
 The comment is one per pull request and check name, found again by a hidden marker on its first
 line and updated in place: list the PR's comments, PATCH the one that carries the marker, else
-create it. Two runs that race (both list, find none, both create) each list again after creating:
+create it. Only a comment the token's own identity wrote counts (its login from ``GET /user``, or
+``github-actions[bot]`` when the token may not ask, as an Actions token may not): anyone can paste
+the marker into a comment. The listing stops after ``MAX_PAGES`` pages; a pull request with more
+comments than that, none of them ours, gets no comment and a notice, never a duplicate.
+
+Two runs that race (both list, find none, both create) each list again after creating:
 the oldest marked comment is kept, a run whose own comment is not the oldest writes its body into
 the oldest and deletes its own. So a race leaves one comment (a second one lives for the time of one
 API call), holding the body of whichever run wrote last, which names its commit.
@@ -35,7 +40,9 @@ from oloproof.report.markdown import ICON, esc
 from oloproof.verdicts import Verdict
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body (GitHub's limit)
-MAX_PAGES = 30  # pages of 100 comments listed at most (a PR with more is not searched further)
+MAX_PAGES = 30  # pages of comments listed at most (a PR with more is not searched further)
+PER_PAGE = 100  # comments per page (GitHub's maximum)
+ACTIONS_BOT = "github-actions[bot]"  # who an Actions GITHUB_TOKEN comments as (it may not ask GET /user)
 MAX_CELL = 120  # characters of untrusted text in one table cell
 EVIDENCE_LIMIT = 32_000  # characters of the pull request's evidence (the rules table has the rest)
 
@@ -158,16 +165,26 @@ def upsert_comment(client: ChecksClient, number: int, check_name: str, body: str
     """Create the sticky comment on PR ``number``, or update it in place; never raises for the API."""
     mark = marker(check_name)
     try:
-        existing = _marked(client, number, mark)
+        author = client.login() or ACTIONS_BOT
+        existing, complete = _marked(client, number, mark, author)
         if existing:
             keep = existing[0]
             answer = client.call("PATCH", f"/issues/comments/{keep['id']}", {"body": body})
             for extra in existing[1:]:  # left by an earlier race
                 client.call("DELETE", f"/issues/comments/{extra['id']}")
             return CommentOutcome(url=_url(answer) or _url(keep))
+        if not complete:
+            return CommentOutcome(
+                notice=f"no pull-request comment: the pull request has more than {MAX_PAGES * PER_PAGE} comments and "
+                f"none of the first {MAX_PAGES * PER_PAGE} is ours ({inert(author)}'s, with the marker), so a new "
+                "one could duplicate one further on; the job summary and the check run hold the result"
+            )
         created = client.call("POST", f"/issues/{number}/comments", {"body": body})
         mine = created.get("id") if isinstance(created, dict) else None
-        again = _marked(client, number, mark)  # another run may have created one meanwhile
+        user = created.get("user") if isinstance(created, dict) else None
+        if isinstance(user, dict) and isinstance(user.get("login"), str) and user["login"]:
+            author = user["login"]  # who GitHub says wrote it: the token's identity, asked or not
+        again, _ = _marked(client, number, mark, author)  # another run may have created one meanwhile
         if again and isinstance(mine, int) and again[0]["id"] != mine:
             answer = client.call("PATCH", f"/issues/comments/{again[0]['id']}", {"body": body})
             client.call("DELETE", f"/issues/comments/{mine}")
@@ -178,24 +195,31 @@ def upsert_comment(client: ChecksClient, number: int, check_name: str, body: str
         return CommentOutcome(notice=f"no pull-request comment: the API call failed ({exc}){hint}")
 
 
-def _marked(client: ChecksClient, number: int, mark: str) -> list[Mapping[str, Any]]:
-    """The PR's comments that carry ``mark`` on their first line and were written by a bot, oldest first."""
+def _marked(client: ChecksClient, number: int, mark: str, author: str) -> tuple[list[Mapping[str, Any]], bool]:
+    """The PR's comments that ``author`` (the token's own login) wrote with ``mark`` on their first
+    line, oldest first; and whether every comment was listed (False: ``MAX_PAGES`` were full)."""
     found: list[Mapping[str, Any]] = []
+    complete = False
     for page in range(1, MAX_PAGES + 1):
-        batch = client.call("GET", f"/issues/{number}/comments?per_page=100&page={page}")
+        batch = client.call("GET", f"/issues/{number}/comments?per_page={PER_PAGE}&page={page}")
         if not isinstance(batch, list):
+            complete = True
             break
         for item in batch:
             if not isinstance(item, dict) or not isinstance(item.get("id"), int):
                 continue
             user = item.get("user")
+            login = user.get("login") if isinstance(user, dict) else None
             body = item.get("body")
-            # A person can paste the marker into a comment of their own: only a bot's comment is ours.
-            if isinstance(user, dict) and user.get("type") == "Bot" and isinstance(body, str) and body.startswith(mark):
-                found.append(item)
-        if len(batch) < 100:
+            # Anyone (a person, another app's bot) can paste the marker into a comment of their own:
+            # only the token's own comments are ours (logins are case-insensitive on GitHub).
+            if isinstance(login, str) and login.casefold() == author.casefold() and isinstance(body, str):
+                if body.startswith(mark):
+                    found.append(item)
+        if len(batch) < PER_PAGE:
+            complete = True
             break
-    return sorted(found, key=lambda item: int(item["id"]))
+    return sorted(found, key=lambda item: int(item["id"])), complete
 
 
 def _url(answer: Any) -> str | None:
