@@ -39,6 +39,7 @@ class CheckRunRequest:
     conclusion: str  # success | failure | neutral
     title: str
     summary: str
+    text: str = ""  # output.text: the pull request's evidence, below the summary ("" for none)
     annotations: Sequence[Mapping[str, Any]] = ()
     details_url: str | None = None
 
@@ -160,6 +161,18 @@ class ChecksClient:
         """Any REST call under this repository (``path`` starts after ``/repos/OWNER/NAME``): a dict or a list."""
         return self._request(method, f"/repos/{self.repository}{path}", body)
 
+    def login(self) -> str | None:
+        """The login of the token's own account (``GET /user``); None when the token may not ask
+        (an Actions ``GITHUB_TOKEN`` gets 403 there, as does an app's installation token)."""
+        try:
+            answer = self._request("GET", "/user", None)
+        except GitHubApiError as exc:
+            if exc.status in (401, 403, 404):
+                return None
+            raise
+        login = answer.get("login") if isinstance(answer, dict) else None
+        return login if isinstance(login, str) and login else None
+
     def _redact(self, text: str) -> str:
         return text.replace(self.token, "***") if self.token else text
 
@@ -180,6 +193,9 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
     """
     title = request.title[:API_TEXT_LIMIT]
     summary = request.summary[:API_TEXT_LIMIT]
+    output: dict[str, Any] = {"title": title, "summary": summary}
+    if request.text:
+        output["text"] = request.text[:API_TEXT_LIMIT]  # every PATCH carries it too: the output is replaced
     batches = [list(request.annotations[i : i + API_BATCH]) for i in range(0, len(request.annotations), API_BATCH)] or [
         []
     ]
@@ -188,7 +204,7 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
         "head_sha": request.head_sha,
         "status": "completed",
         "conclusion": request.conclusion,
-        "output": {"title": title, "summary": summary, "annotations": batches[0]},
+        "output": {**output, "annotations": batches[0]},
     }
     if request.details_url:
         body["details_url"] = request.details_url
@@ -202,9 +218,7 @@ def publish_check_run(client: ChecksClient, request: CheckRunRequest) -> CheckRu
                 created=False, skipped="the Checks API answered without a check run id", requests=sent
             )
         for batch in batches[1:]:
-            client.update_check_run(
-                check_run_id, {"output": {"title": title, "summary": summary, "annotations": batch}}
-            )
+            client.update_check_run(check_run_id, {"output": {**output, "annotations": batch}})
             sent += 1
     except GitHubApiError as exc:
         if exc.status == 403:

@@ -1,9 +1,18 @@
 """The opt-in sticky pull-request comment (``comment: true``), and the short digest of a JSON report
 that it and the publish-only mode share.
 
+The body holds the verdict, the rules, the checks that did not pass and, on a pull request, its
+evidence (``report.pr_evidence``: every setting it changed in the gate's inputs, every file under
+.oloproof/ that differs from the base branch), as the job summary and the check run's text say it.
+
 The comment is one per pull request and check name, found again by a hidden marker on its first
 line and updated in place: list the PR's comments, PATCH the one that carries the marker, else
-create it. Two runs that race (both list, find none, both create) each list again after creating:
+create it. Only a comment the token's own identity wrote counts (its login from ``GET /user``, or
+``github-actions[bot]`` when the token may not ask, as an Actions token may not): anyone can paste
+the marker into a comment. The listing stops after ``MAX_PAGES`` pages; a pull request with more
+comments than that, none of them ours, gets no comment and a notice, never a duplicate.
+
+Two runs that race (both list, find none, both create) each list again after creating:
 the oldest marked comment is kept, a run whose own comment is not the oldest writes its body into
 the oldest and deletes its own. So a race leaves one comment (a second one lives for the time of one
 API call), holding the body of whichever run wrote last, which names its commit.
@@ -26,12 +35,16 @@ from typing import Any
 from oloproof.action.checks_api import ChecksClient
 from oloproof.action.github import GitHubApiError
 from oloproof.inert import inert
+from oloproof.report import pr_evidence
 from oloproof.report.markdown import ICON, esc
 from oloproof.verdicts import Verdict
 
 COMMENT_LIMIT = 65_536  # characters in an issue comment's body (GitHub's limit)
-MAX_PAGES = 30  # pages of 100 comments listed at most (a PR with more is not searched further)
+MAX_PAGES = 30  # pages of comments listed at most (a PR with more is not searched further)
+PER_PAGE = 100  # comments per page (GitHub's maximum)
+ACTIONS_BOT = "github-actions[bot]"  # who an Actions GITHUB_TOKEN comments as (it may not ask GET /user)
 MAX_CELL = 120  # characters of untrusted text in one table cell
+EVIDENCE_LIMIT = 32_000  # characters of the pull request's evidence (the rules table has the rest)
 
 
 def marker(check_name: str) -> str:
@@ -45,10 +58,9 @@ def safe(text: object, limit: int = MAX_CELL) -> str:
     value = " ".join(inert(text).split())
     if len(value) > limit:
         value = value[: limit - 1] + "…"
-    value = esc(value)
-    # GitHub links @name, @org/team and URLs in rendered text: break each pattern without changing what is read.
-    value = value.replace("@", "@\u200b").replace(":", "&#58;").replace("www.", "www&#46;")
-    return value
+    # GitHub links @name, @org/team and URLs in rendered text: esc breaks each (a zero-width space
+    # after every @, an entity in :// and www.); every ":" is an entity here too (mailto:, a scheme).
+    return esc(value).replace(":", "&#58;")
 
 
 def _number(value: Any) -> str:
@@ -132,6 +144,11 @@ def render_comment(
     if links:
         tail.append("Details: " + " · ".join(links))
     tail.append(f"<sub>oloproof · check {safe(check_name, 100)} · this comment is updated in place</sub>")
+    # What the pull request changed in the gate's inputs and under .oloproof/, as the summary and the
+    # check run say it (every setting; past its share of the comment, counted with where they all are).
+    evidence = pr_evidence.section(report, budget=EVIDENCE_LIMIT, where="the job summary lists every one").rstrip()
+    if evidence:
+        tail.insert(1 if checks else 0, evidence)
     fixed = "\n\n".join(head) + "\n\n" + "\n\n".join(tail)
     table = rules_table(report, budget=COMMENT_LIMIT - len(fixed) - 200)
     body = "\n\n".join([*head, table, *tail]) + "\n"
@@ -148,16 +165,26 @@ def upsert_comment(client: ChecksClient, number: int, check_name: str, body: str
     """Create the sticky comment on PR ``number``, or update it in place; never raises for the API."""
     mark = marker(check_name)
     try:
-        existing = _marked(client, number, mark)
+        author = client.login() or ACTIONS_BOT
+        existing, complete = _marked(client, number, mark, author)
         if existing:
             keep = existing[0]
             answer = client.call("PATCH", f"/issues/comments/{keep['id']}", {"body": body})
             for extra in existing[1:]:  # left by an earlier race
                 client.call("DELETE", f"/issues/comments/{extra['id']}")
             return CommentOutcome(url=_url(answer) or _url(keep))
+        if not complete:
+            return CommentOutcome(
+                notice=f"no pull-request comment: the pull request has more than {MAX_PAGES * PER_PAGE} comments and "
+                f"none of the first {MAX_PAGES * PER_PAGE} is ours ({inert(author)}'s, with the marker), so a new "
+                "one could duplicate one further on; the job summary and the check run hold the result"
+            )
         created = client.call("POST", f"/issues/{number}/comments", {"body": body})
         mine = created.get("id") if isinstance(created, dict) else None
-        again = _marked(client, number, mark)  # another run may have created one meanwhile
+        user = created.get("user") if isinstance(created, dict) else None
+        if isinstance(user, dict) and isinstance(user.get("login"), str) and user["login"]:
+            author = user["login"]  # who GitHub says wrote it: the token's identity, asked or not
+        again, _ = _marked(client, number, mark, author)  # another run may have created one meanwhile
         if again and isinstance(mine, int) and again[0]["id"] != mine:
             answer = client.call("PATCH", f"/issues/comments/{again[0]['id']}", {"body": body})
             client.call("DELETE", f"/issues/comments/{mine}")
@@ -168,24 +195,31 @@ def upsert_comment(client: ChecksClient, number: int, check_name: str, body: str
         return CommentOutcome(notice=f"no pull-request comment: the API call failed ({exc}){hint}")
 
 
-def _marked(client: ChecksClient, number: int, mark: str) -> list[Mapping[str, Any]]:
-    """The PR's comments that carry ``mark`` on their first line and were written by a bot, oldest first."""
+def _marked(client: ChecksClient, number: int, mark: str, author: str) -> tuple[list[Mapping[str, Any]], bool]:
+    """The PR's comments that ``author`` (the token's own login) wrote with ``mark`` on their first
+    line, oldest first; and whether every comment was listed (False: ``MAX_PAGES`` were full)."""
     found: list[Mapping[str, Any]] = []
+    complete = False
     for page in range(1, MAX_PAGES + 1):
-        batch = client.call("GET", f"/issues/{number}/comments?per_page=100&page={page}")
+        batch = client.call("GET", f"/issues/{number}/comments?per_page={PER_PAGE}&page={page}")
         if not isinstance(batch, list):
+            complete = True
             break
         for item in batch:
             if not isinstance(item, dict) or not isinstance(item.get("id"), int):
                 continue
             user = item.get("user")
+            login = user.get("login") if isinstance(user, dict) else None
             body = item.get("body")
-            # A person can paste the marker into a comment of their own: only a bot's comment is ours.
-            if isinstance(user, dict) and user.get("type") == "Bot" and isinstance(body, str) and body.startswith(mark):
-                found.append(item)
-        if len(batch) < 100:
+            # Anyone (a person, another app's bot) can paste the marker into a comment of their own:
+            # only the token's own comments are ours (logins are case-insensitive on GitHub).
+            if isinstance(login, str) and login.casefold() == author.casefold() and isinstance(body, str):
+                if body.startswith(mark):
+                    found.append(item)
+        if len(batch) < PER_PAGE:
+            complete = True
             break
-    return sorted(found, key=lambda item: int(item["id"]))
+    return sorted(found, key=lambda item: int(item["id"])), complete
 
 
 def _url(answer: Any) -> str | None:

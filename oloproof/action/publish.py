@@ -9,6 +9,7 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from oloproof import __version__
 from oloproof.action import handoff, pages
@@ -19,7 +20,7 @@ from oloproof.action.session import Session
 from oloproof.errors import ConfigError, DataError, ExitCode, OloproofError, UsageError
 from oloproof.exits import where_raised
 from oloproof.report import annotations as ann
-from oloproof.report import jsonreport, junit, markdown
+from oloproof.report import jsonreport, junit, markdown, pr_evidence
 from oloproof.result import GateResult
 from oloproof.verdicts import Verdict
 
@@ -27,6 +28,7 @@ ERROR_VERDICT = "ERROR"  # the `verdict` output when the gate could not run (exi
 CHECK_SUMMARY_LIMIT = 60_000  # bytes; the Checks API takes 65535 characters
 UNLIMITED = 1 << 62
 SUMMARY_FILE = "oloproof-summary.md"  # the full summary's file when no JSON report is written
+EVIDENCE_ELSEWHERE = "the job summary and the JSON report list every one"
 
 
 def full_summary_path(inputs: Inputs) -> Path:
@@ -77,7 +79,7 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
     found = ann.collect(result, fail_on=inputs.fail_on, path_of=session.repo_path)
     notices: list[str] = []
 
-    check, check_url = check_run(session, inputs, result, found)
+    check, check_url = check_run(session, inputs, result, found, report=report)
     if check is not None:
         notices.append(check)
     why_not = handoff.FORK_NO_COMMENT if env.is_fork_pr else None
@@ -127,9 +129,11 @@ def publish(session: Session, inputs: Inputs, result: GateResult) -> int:
 
 
 def check_run(
-    session: Session, inputs: Inputs, result: GateResult, found: list[ann.Annotation]
+    session: Session, inputs: Inputs, result: GateResult, found: list[ann.Annotation], *, report: dict[str, Any]
 ) -> tuple[str | None, str | None]:
-    """Create the check run: a notice sentence when none (or only part of one) was made, and its URL."""
+    """Create the check run: a notice sentence when none (or only part of one) was made, and its URL.
+    Its text is the pull request's evidence (what it changed under .oloproof/ and in the gate's
+    inputs), rendered as in the summary and the comment: the summary may be trimmed, the text not."""
     env = session.env
     blocked = no_check_run(session, inputs)
     if blocked is not None:
@@ -141,6 +145,7 @@ def check_run(
         conclusion=conclusion_of(result.verdict, inputs.fail_on),
         title=f"{result.verdict.value}: {passing} of {len(result.rules)} rules pass",
         summary=markdown.render(result, fail_on=inputs.fail_on, limit=CHECK_SUMMARY_LIMIT, full_report=None),
+        text=pr_evidence.section(report, budget=CHECK_SUMMARY_LIMIT, where=EVIDENCE_ELSEWHERE),
         annotations=[annotation.api() for annotation in found if annotation.file is not None],
         details_url=env.run_url,
     )

@@ -34,6 +34,7 @@ from oloproof.action.report_check import read_untrusted_report
 from oloproof.action.session import Session
 from oloproof.errors import ExitCode, UsageError
 from oloproof.report import annotations as ann
+from oloproof.report import pr_evidence
 from oloproof.verdicts import Verdict
 
 CHECK_LIMIT = 60_000  # characters of a check run's summary (the API takes 65535)
@@ -104,6 +105,9 @@ def publish_report(session: Session, inputs: Inputs) -> int:
                     conclusion="failure" if fails else "neutral",
                     title=f"{verdict.value}: {UNTRUSTED_TITLE}",
                     summary=body,
+                    text=pr_evidence.section(
+                        report, budget=CHECK_LIMIT - 4_000, where="the gate job's summary lists every one"
+                    ),
                     details_url=run.get("html_url") if isinstance(run.get("html_url"), str) else env.run_url,
                 ),
             )

@@ -26,12 +26,14 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from oloproof.action.config_diff import changed_settings
 from oloproof.action.evidence import current_bytes, evidence_problems, from_top, repository_top, unverifiable_problems
 from oloproof.action.github import ActionEnv
+from oloproof.action.store_diff import store_changes
 from oloproof.config import Release
 from oloproof.errors import StoreError
 from oloproof.files import read_evidence
@@ -40,7 +42,7 @@ from oloproof.holdout.verify import verify
 from oloproof.leakage.record import LeakageResult
 from oloproof.result import CheckReport
 from oloproof.runstore import PinnedRuns
-from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir
+from oloproof.store import MAX_LOG_BYTES, MAX_RECORD_BYTES, leakage_dir, store_dir, store_name
 from oloproof.store import shown as store_shown
 from oloproof.vcs import git_bytes, git_output
 from oloproof.verdicts import Verdict
@@ -82,6 +84,30 @@ class BaseTrust:
             if self.available
             else f"the pull request's base commit {self.base_sha[:12]} cannot be read, so no stored run is trusted",
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigChange:
+    """A gate input the pull request adds or changes, and (for a YAML config) every setting it changed."""
+
+    file: str  # from the repository's top, printable
+    change: str  # added | changed
+    headline: str  # the sentence for the reviewer
+    settings: tuple[str, ...] = ()  # ``key: old -> new``, every one (``config_diff``)
+
+    def line(self) -> str:
+        """One line (the terminal's, the JSON report's ``lines``), every setting on it."""
+        return self.headline + (f"; settings changed: {'; '.join(self.settings)}" if self.settings else "")
+
+    def to_json(self, *, line: int) -> dict[str, Any]:
+        """For the JSON report's ``data.config``; ``line`` is its index in the check's ``lines``."""
+        return {
+            "file": self.file,
+            "change": self.change,
+            "headline": self.headline,
+            "settings": list(self.settings),
+            "line": line,
+        }
 
 
 def pull_request_base(env: ActionEnv) -> str | None:
@@ -157,7 +183,16 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
         problems = unverifiable_problems(release, trust.problems[0])
     leakage = _changed_leakage_records(release, trust)
     leaky_removed, removed = _removed_leakage_records(release, trust)
-    lines = [*trust.problems, *_changed_config(release, trust), *leakage, *removed, *added]
+    config = _changed_config(release, trust)
+    lines = [*trust.problems, *(change.line() for change in config), *leakage, *removed, *added]
+    # Where each config file's line is, for the renderers that list its settings one by one.
+    data: dict[str, Any] = {
+        "config": [change.to_json(line=len(trust.problems) + index) for index, change in enumerate(config)]
+    }
+    store = _store_files(release, trust)
+    if store is not None:
+        data["store"] = {**store, "line": len(lines)}
+        lines.append(store["headline"] + (": " + "; ".join(store["files"]) if store["files"] else ""))
     status = f"runs and holdout logs as on the base branch {trust.base_sha[:12]}"
     if problems or leaky_removed:
         reasons = (
@@ -179,17 +214,19 @@ def trust_report(release: Release, trust: BaseTrust) -> CheckReport:
             blocks=True,
             sentence="; ".join([*problems, *leaky_removed]) + ".",
             lines=tuple(lines),
+            data=data,
             source=release.path,
         )
-    return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines))
+    return CheckReport(name="pull-request", title="Pull request evidence", status=status, lines=tuple(lines), data=data)
 
 
-def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
+def _changed_config(release: Release, trust: BaseTrust) -> list[ConfigChange]:
     """The gate's own inputs that this pull request adds or changes: release.yaml, the policy, the
     seeds file, the test set, the judges' human labels and code, and the transforms' labels; for
     release.yaml and the policy, every setting that changed (``action/config_diff.py``). Lowering a
     threshold, pointing a baseline at a weaker run or swapping the test set turns FAIL into PASS
-    with no evidence forged; the gate cannot judge such a decision, so it names it for the reviewer."""
+    with no evidence forged; the gate cannot judge such a decision, so it names it for the reviewer.
+    One ``ConfigChange`` per file."""
     if not trust.available:
         return []
     top = repository_top(release.base_dir)
@@ -205,7 +242,7 @@ def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
     if release.metamorphic is not None:
         files += [release.resolve(spec.labels) for spec in release.metamorphic.transforms if spec.labels is not None]
     yaml_files = {release.file, release.policy_file, release.seeds_file}  # the recipe rule's keys too
-    out: list[str] = []
+    out: list[ConfigChange] = []
     for path in dict.fromkeys(file for file in files if file is not None):
         relative = from_top(top, Path(path))
         if relative is None:
@@ -219,12 +256,40 @@ def _changed_config(release: Release, trust: BaseTrust) -> list[str]:
             continue
         what = "added" if old is None else "changed"
         settings = changed_settings(old, current, relative) if path in yaml_files else []
-        out.append(
+        headline = (
             f"{printable(relative)} is {what} by this pull request: the gate's rules, baselines, test set, labels and "
             "judges are decisions it cannot judge (a lowered threshold or a swapped baseline passes without forged "
-            "evidence); review the change" + (f"; settings changed: {'; '.join(settings)}" if settings else "")
+            "evidence); review the change"
         )
+        out.append(ConfigChange(file=printable(relative), change=what, headline=headline, settings=tuple(settings)))
     return out
+
+
+def _store_files(release: Release, trust: BaseTrust) -> dict[str, Any] | None:
+    """Every file under the evidence directories (the project's, and the repository root's, which
+    holds the register) that differs from the base commit, for the reviewer; None when none does."""
+    if not trust.available:
+        return None
+    top = repository_top(release.base_dir)
+    folders = [
+        folder
+        for folder in dict.fromkeys([from_top(top, store_dir(release.base_dir)), from_top(top, store_dir(top))])
+        if folder is not None
+    ]
+    found = store_changes(top, trust.base_sha, folders)
+    where = ", ".join(f"{printable(folder)}/" for folder in folders) or f"{store_name()}/"
+    if found is None:
+        return {
+            "headline": f"the files under {where} cannot be compared with the base branch (git failed)",
+            "files": [],
+        }
+    if not found:
+        return None
+    return {
+        "headline": f"{len(found)} file(s) under {where} differ from the base branch {trust.base_sha[:12]} (only what "
+        "it holds is trusted: review them as you review code)",
+        "files": [f"{printable(path)} ({change})" for path, change in found],
+    }
 
 
 def _removed_leakage_records(release: Release, trust: BaseTrust) -> tuple[list[str], list[str]]:

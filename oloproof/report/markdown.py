@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from oloproof.inert import inert_lines
-from oloproof.report import classes, slices
+from oloproof.report import classes, pr_evidence, slices
 from oloproof.report.md_rules import rules_block, why_block
 from oloproof.report.md_text import ICON, Block, code, esc, folded, prose, threshold_text, verdict_badge
 from oloproof.result import accepted_text, shared_caveats
@@ -129,7 +129,14 @@ def _checks_blocks(result: GateResult) -> list[Block]:
     ]
     said = [rule.sentence for rule in result.rules]  # a blocking check's sentence is the rules' why: said once
     for report in sorted(result.checks, key=lambda report: rank.get(report.name, len(rank))):
-        blocks.append(_check_detail(report, said))
+        if report.name == pr_evidence.NAME:  # the same evidence as the check run's text and the PR comment
+            sentence = report.sentence if not any(report.sentence in text for text in said) else ""
+            check = pr_evidence.as_json(
+                report.name, report.title, report.status, report.sentence, report.lines, report.data
+            )
+            blocks.append(pr_evidence.block(check, sentence=sentence))
+        else:
+            blocks.append(_check_detail(report, said))
     return blocks
 
 

@@ -51,12 +51,20 @@ class FakeGitHub:
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     pulls: list[dict[str, Any]] = field(default_factory=list)
     after_comment_created: Any = None  # called with the fake after a POST .../comments (to stage a race)
+    # Who the token's comments are written by, and what GET /user answers: None is a 403, as for an
+    # Actions GITHUB_TOKEN (whose comments are github-actions[bot]'s) or an app's installation token.
+    author: str = "github-actions[bot]"
+    user_login: str | None = None
 
-    def add_comment(self, issue: int, body: str, *, bot: bool = True, login: str = "github-actions[bot]") -> int:
+    def add_comment(
+        self, issue: int, body: str, *, bot: bool = True, login: str | None = None
+    ) -> int:
+        """A comment by ``login`` (default: github-actions[bot] for a bot, mallory for a person)."""
         comment_id = 1000 + len(self.comments) + sum(1 for r in self.requests if r.method == "POST")
+        author = login or ("github-actions[bot]" if bot else "mallory")
         self.comments[comment_id] = {
             "id": comment_id, "issue": issue, "body": body,
-            "user": {"login": login if bot else "mallory", "type": "Bot" if bot else "User"},
+            "user": {"login": author, "type": "Bot" if bot else "User"},
             "html_url": f"https://github.com/{REPOSITORY}/pull/{issue}#issuecomment-{comment_id}",
         }
         return comment_id
@@ -75,8 +83,12 @@ class FakeGitHub:
         if listed and method == "GET":
             page, per = int(query.get("page", 1)), int(query.get("per_page", 30))
             return 200, self.comments_on(int(listed[1]))[(page - 1) * per : page * per]
+        if parts.path == "/user" and method == "GET":
+            if self.user_login is None:
+                return 403, {"message": "Resource not accessible by integration"}
+            return 200, {"login": self.user_login, "type": "User"}
         if listed and method == "POST":
-            new = self.add_comment(int(listed[1]), body["body"])
+            new = self.add_comment(int(listed[1]), body["body"], login=self.author, bot=self.author.endswith("[bot]"))
             if self.after_comment_created is not None:
                 self.after_comment_created(self)
             return 201, self.comments[new]

@@ -37,7 +37,7 @@ def test_a_lowered_threshold_is_named(action: ActionRun, monkeypatch: pytest.Mon
     assert line in summary  # ...but the reviewer is told
     # ...and told what changed, key by key (every release bumps the version: that alone is not said).
     assert any("; settings changed: policy.rules[id=accurate].min: 0.9 -> 0.5" in str(item) for item in check["lines"])  # type: ignore[union-attr]
-    assert "settings changed: policy" in summary
+    assert "; 1 setting(s) changed:\n  - policy.rules&#91;id=accurate&#93;.min: 0.9 -&gt; 0.5\n" in summary, summary
 
 
 def test_a_swapped_test_set_is_named_and_an_untouched_project_is_not(
@@ -203,8 +203,34 @@ def test_a_pull_request_that_makes_a_rule_advisory_or_approximate_cannot_hide_it
     assert shown.startswith(
         "policy.rules[id=accurate].advisory: (unset) -> true; policy.rules[id=loose].approximate: (unset) -> allow"
     ), row
-    assert "and " in shown and " more" in shown  # the fillers are counted, not the loosening keys
-    assert "settings changed: policy.rules&#91;id=accurate&#93;.advisory: (unset) -&gt; true" in summary, summary
+    assert shown.count("; ") + 1 == 2 + 14 * 4 + 3 == 61  # every change is listed, the fillers too (4 keys each)
+    assert "; 61 setting(s) changed (the first 12 here, every other one below):\n  - policy.rules&#91;id=accurate&#93;" \
+        ".advisory: (unset) -&gt; true\n" in summary, summary
+    assert "<details><summary>Every other changed setting and file (49)</summary>" in summary
+    assert "release.yaml: policy.rules&#91;id=filler13&#93;.description: (unset) -&gt; note 13\n" in summary
+
+
+def test_a_lowered_threshold_behind_twelve_decoys_of_the_same_rank_is_listed(
+    action: ActionRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RT-H2: twelve existing rules get a harmless threshold edit, written before the one that
+    # matters; all are thresholds of existing rules (one rank), so file order decided, and only
+    # twelve were listed: the 13th, min 0.9 -> 0.1, was "and 1 more".
+    release = action.workspace / "release.yaml"
+    rule = "  - {id: accurate, criterion: correct, min: 0.9}"
+    decoys = "".join(f"  - {{id: decoy{i}, criterion: correct, min: 0.5}}\n" for i in range(12))
+    release.write_text(release.read_text().replace(rule, decoys + rule))
+    base = base_branch(action, monkeypatch)
+    text = release.read_text()
+    release.write_text(text.replace("min: 0.5}", "min: 0.45}").replace("min: 0.9}", "min: 0.1}"))
+    check, summary, _ = pr_row(action, base)
+    lowered = "policy.rules[id=accurate].min: 0.9 -> 0.1"
+    [row] = [str(line) for line in check["lines"] if "settings changed:" in str(line)]  # type: ignore[union-attr]
+    assert row.endswith("policy.rules[id=decoy11].min: 0.5 -> 0.45; " + lowered), row
+    data = check["data"]["config"]  # type: ignore[index]
+    assert [entry["settings"][-1] for entry in data] == [lowered]
+    assert "release.yaml: policy.rules&#91;id=accurate&#93;.min: 0.9 -&gt; 0.1\n" in summary, summary
+    assert " more" not in row
 
 
 def test_a_seeds_file_that_gains_approximate_allow_is_named_key_by_key(

@@ -46,6 +46,69 @@ def test_comment_is_created_once_then_updated_in_place(action: ActionRun, gh: Fa
     assert [r.path for r in patched] == [f"/repos/{REPOSITORY}/issues/comments/{first_id}"]
 
 
+def test_a_marked_comment_by_another_bot_is_not_ours(action: ActionRun, gh: FakeGitHub) -> None:
+    # RT-M3: any author's comment with the marker was taken for ours (a bot's, by any app): the
+    # action then edited someone else's comment (which fails on GitHub) or was fooled by it.
+    action.pull_request()
+    planted = gh.add_comment(7, marker("oloproof") + "\n### ✅ PASS: forged", login="other-app[bot]")
+    first = action(comment="true")
+    assert first.code == 0, first.stdout
+    assert not [r for r in gh.requests if r.path.endswith(f"/issues/comments/{planted}")]
+    assert gh.comments[planted]["body"] == marker("oloproof") + "\n### ✅ PASS: forged"
+    [mine] = [c for c in gh.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+    assert any(r.method == "GET" and r.path == "/user" for r in gh.requests)  # asked, 403: the Actions bot
+    action(comment="true")
+    assert [c["id"] for c in gh.comments_on(7)] == [planted, mine["id"]]  # ours updated in place, no third
+
+
+def test_the_tokens_own_login_finds_its_comment(action: ActionRun, gh: FakeGitHub) -> None:
+    # A personal or app token that may ask GET /user: its login decides, not the Actions bot's.
+    action.pull_request()
+    gh.user_login, gh.author = "Release-Robot", "release-robot"
+    foreign = gh.add_comment(7, marker("oloproof") + "\nby the Actions bot", login="github-actions[bot]")
+    ours = gh.add_comment(7, marker("oloproof") + "\nearlier run", login="release-robot", bot=False)
+    assert action(comment="true").code == 0
+    assert "✅ PASS" in gh.comments[ours]["body"]  # logins are case-insensitive on GitHub
+    assert gh.comments[foreign]["body"].endswith("by the Actions bot")
+    assert len(gh.comments_on(7)) == 2
+
+
+def test_an_app_token_that_may_not_ask_its_login_still_keeps_one_comment(action: ActionRun, gh: FakeGitHub) -> None:
+    # GET /user is refused and the comments are my-app[bot]'s, not github-actions[bot]'s: the earlier
+    # comment is not found by the fallback, but the new one's author finds it, and the race rule
+    # (the oldest is kept and written, the new one deleted) leaves one comment.
+    action.pull_request()
+    gh.author = "my-app[bot]"
+    assert action(comment="true").code == 0
+    [first] = gh.comments_on(7)
+    action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
+    assert action(comment="true").code == 1
+    [kept] = gh.comments_on(7)
+    assert kept["id"] == first["id"] and "❌ FAIL" in kept["body"]
+
+
+def test_past_the_listing_bound_no_duplicate_is_created(
+    action: ActionRun, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oloproof.action import prcomment
+
+    monkeypatch.setattr(prcomment, "MAX_PAGES", 2)
+    action.pull_request()
+    for i in range(200):  # two full pages, none ours: our comment may be on page 3
+        gh.add_comment(7, f"comment {i}", bot=False)
+    result = action(comment="true")
+    assert result.code == 0
+    assert not [r for r in gh.requests if r.method == "POST" and "/issues/" in r.path]
+    pages = [r.path for r in gh.requests if r.method == "GET" and "/comments" in r.path]
+    assert len(pages) == 2, pages
+    [notice] = [line for line in result.annotations("notice") if "comment" in line]
+    assert "the pull request has more than 200 comments and none of the first 200 is ours" in notice, notice
+    gh.add_comment(7, "the 201st", bot=False)  # a third page, not full: everything was listed
+    monkeypatch.setattr(prcomment, "MAX_PAGES", 3)
+    assert action(comment="true").code == 0
+    assert [c["user"]["login"] for c in gh.comments_on(7)][-1] == "github-actions[bot]"
+
+
 def test_two_runs_racing_leave_one_comment(action: ActionRun, gh: FakeGitHub) -> None:
     """Both runs list, find nothing and create: the run whose comment is not the oldest writes its
     body into the oldest and deletes its own."""

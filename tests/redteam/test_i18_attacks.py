@@ -54,7 +54,7 @@ def test_a_null_value_and_a_missing_key_are_two_rows_with_two_labels(project: Pr
 
 
 # A hostile pull request narrows, re-targets or weakens a rule with issue 18's keys behind a dozen
-# harmless edits: each such key is listed among the first changed settings, never in "and N more".
+# harmless edits: each such key is listed among the first changed settings, listed among the first OPEN (every one is listed: the first are read first).
 FILLERS = "".join(f"    - {{id: filler{i}, criterion: correct, min: 0.5, description: note {i}}}\n" for i in range(14))
 BASE_RULES = (
     "policy:\n  rules:\n"
@@ -91,25 +91,27 @@ BASE_RULES = (
     ],
 )
 def test_a_rule_narrowed_or_retargeted_in_a_pull_request_is_listed_first(old: str, new: str, listed: str) -> None:
-    from oloproof.action.config_diff import SHOWN, changed_settings
+    from oloproof.action.config_diff import changed_settings
+    from oloproof.report.pr_evidence import OPEN
 
     base = BASE_RULES + FILLERS
     head = BASE_RULES.replace(old, new) + FILLERS.replace("min: 0.5", "min: 0.4")
     lines = changed_settings(base.encode(), head.encode(), "release.yaml")
-    assert listed in lines[:SHOWN], lines
+    assert listed in lines[:OPEN], lines
 
 
 def test_new_rules_cannot_crowd_out_a_narrowed_where_or_an_advisory_rule() -> None:
     # Fourteen new rules each bring a criterion (a re-targeting key): the loosening and
     # narrowing keys of existing rules still come first.
-    from oloproof.action.config_diff import SHOWN, changed_settings
+    from oloproof.action.config_diff import changed_settings
+    from oloproof.report.pr_evidence import OPEN
 
     head = BASE_RULES.replace("min: 0.9, where: {expected.label: 1}}", "min: 0.9, where: {output.label: 1}}")
     head = head.replace("{id: accurate, criterion: correct, min: 0.9}", "{id: accurate, criterion: correct, min: 0.9, advisory: true}")
     lines = changed_settings(BASE_RULES.encode(), (head + FILLERS).encode(), "release.yaml")
     assert lines[0] == "policy.rules[id=accurate].advisory: (unset) -> true", lines
-    assert "policy.rules[id=recall].where.output.label: (unset) -> 1" in lines[:SHOWN]
-    assert "policy.rules[id=recall].where.expected.label: 1 -> (unset)" in lines[:SHOWN]
+    assert "policy.rules[id=recall].where.output.label: (unset) -> 1" in lines[:OPEN]
+    assert "policy.rules[id=recall].where.expected.label: 1 -> (unset)" in lines[:OPEN]
 
 
 def test_an_undecided_auc_gives_no_binomial_sizing_advice(project: Project) -> None:
@@ -153,12 +155,13 @@ def test_a_p95_left_unbounded_by_missing_values_says_so_not_that_the_set_is_too_
 )
 def test_a_lowered_confidence_or_threshold_is_not_counted_away_behind_new_rules(old: str, new: str, listed: str) -> None:
     # Fourteen new rules (each with its criterion and min) come before the edit in file order.
-    from oloproof.action.config_diff import SHOWN, changed_settings
+    from oloproof.action.config_diff import changed_settings
+    from oloproof.report.pr_evidence import OPEN
 
     head = BASE_RULES.replace("  rules:\n", "  rules:\n" + FILLERS, 1).replace(old, new)
     assert head.count(new) == 1
     lines = changed_settings(BASE_RULES.encode(), head.encode(), "release.yaml")
-    assert listed in lines[:SHOWN], lines
+    assert listed in lines[:OPEN], lines
 
 
 def test_a_run_whose_wall_times_have_no_batch_size_leaves_the_latency_rule_undecided(project: Project) -> None:
@@ -186,7 +189,8 @@ def test_a_run_whose_wall_times_have_no_batch_size_leaves_the_latency_rule_undec
 def test_a_renamed_rule_cannot_carry_a_narrowing_where_into_and_n_more() -> None:
     # The rule is removed and comes back under a new id with where: {stratum: [easy, easier]} (a list
     # value): the new rule's where is still listed among the first changes.
-    from oloproof.action.config_diff import SHOWN, changed_settings
+    from oloproof.action.config_diff import changed_settings
+    from oloproof.report.pr_evidence import OPEN
 
     head = BASE_RULES.replace(
         "{id: accurate, criterion: correct, min: 0.9}",
@@ -194,4 +198,4 @@ def test_a_renamed_rule_cannot_carry_a_narrowing_where_into_and_n_more() -> None
     )
     head = head.replace("  rules:\n", "  rules:\n" + FILLERS, 1)  # fourteen new rules before it
     lines = changed_settings(BASE_RULES.encode(), head.encode(), "release.yaml")
-    assert "policy.rules[id=accurate_v2].where.stratum[0]: (unset) -> easy" in lines[:SHOWN], lines
+    assert "policy.rules[id=accurate_v2].where.stratum[0]: (unset) -> easy" in lines[:OPEN], lines
