@@ -198,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         "Beta(2,5)·10, n=20": scaled_beta(20, 2, 5, bound),
         "Beta(2,5)·10, n=100": scaled_beta(100, 2, 5, bound),
         "at the bound 5%, else 0.1, n=50": two_point(50, 0.05, 0.1, bound),
+        # Rare large errors in small sets: the sample often holds none of them (0.95^20 = 36%).
+        "at the bound 5%, else 0.1, n=20": two_point(20, 0.05, 0.1, bound),
+        "at the bound 2%, else 0.1, n=50": two_point(50, 0.02, 0.1, bound),
+        "at the bound 10%, else 0.1, n=10": two_point(10, 0.10, 0.1, bound),
         "at the bound 90%, else 0, n=30": two_point(30, 0.9, 0.0, bound),
         "bimodal (near 0 / near bound), n=40": bimodal(40, bound),
     }
