@@ -90,6 +90,24 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "null"
 
 
+def _text(value: Any) -> str | None:
+    """A value as loose text: true, 1, 1.0 and "1" as "true", "1", "1", "1" (None for lists,
+    objects and null)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def _alike(got: Any, expected: Any) -> bool:
+    """Values of different JSON types that a person would read as the same (1 and true, "1" and 1)."""
+    if got == expected:  # Python: True == 1 == 1.0
+        return True
+    text = _text(got)
+    return text is not None and text == _text(expected)
+
+
 class TypeTally:
     """How many answered cases compare an output and an expected value of different JSON types (a
     model that answers "1" where the test set says 1 fails every case, and should be told why)."""
@@ -97,7 +115,9 @@ class TypeTally:
     def __init__(self) -> None:
         self.answered = 0
         self.differ = 0
+        self.alike = 0  # of those, values a person reads as the same: 1 and true, "1" and 1
         self.example: tuple[str, Any, Any] | None = None
+        self.alike_example: tuple[str, Any, Any] | None = None
 
     def add(self, case_id: str, got: Any, expected: Any) -> None:
         """An answered case whose values are not both a str, int or float of one Python type (those
@@ -105,17 +125,30 @@ class TypeTally:
         if json_type(got) != json_type(expected):
             self.differ += 1
             self.example = self.example or (case_id, got, expected)
+            if _alike(got, expected):
+                self.alike += 1
+                self.alike_example = self.alike_example or (case_id, got, expected)
 
     def note(self, key: str, exp_key: str) -> str:
-        """A sentence when most answered cases differ in type ("" otherwise)."""
-        if not self.example or self.differ * 2 <= self.answered:
-            return ""
-        case_id, got, expected = self.example
+        """A sentence when some answered cases fail only by JSON type (1 against true, "1" against
+        1), or most answered cases differ in type ("" otherwise). A test set that mixes 1 and true
+        fails half its cases on type alone: that is said whatever the share (18-D4)."""
 
         def shown(value: Any) -> str:
             text = json.dumps(value, ensure_ascii=False)
             return text if len(text) <= 40 else text[:37] + "..."
 
+        if self.alike and self.alike_example:
+            case_id, got, expected = self.alike_example
+            return (
+                f"On {self.alike} of {self.answered} answered cases output.{key} and expected.{exp_key} hold the same "
+                f"value in different JSON types (case {case_id}: output {shown(got)}, a {json_type(got)}; expected "
+                f"{shown(expected)}, a {json_type(expected)}), so those cases fail: label_match compares JSON values, "
+                'so "1" is not 1 and 1 is not true; write both as the same type.'
+            )
+        if not self.example or self.differ * 2 <= self.answered:
+            return ""
+        case_id, got, expected = self.example
         return (
             f"On {self.differ} of {self.answered} answered cases output.{key} and expected.{exp_key} differ in JSON "
             f"type (case {case_id}: output {shown(got)}, a {json_type(got)}; expected {shown(expected)}, a "

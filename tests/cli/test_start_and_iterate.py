@@ -13,7 +13,7 @@ import pytest
 from oloproof.cli.main import main
 from oloproof.errors import ExitCode
 from oloproof.runstore import RunStore
-from tests.conftest import Project, labelled_cases
+from tests.conftest import Project, labelled_cases, report
 
 KINDS = ("classifier", "prompt", "regression")
 
@@ -185,19 +185,29 @@ def test_label_match_says_when_outputs_and_labels_differ_in_json_type(
     filled_classifier(tmp_path, capsys, monkeypatch)
     assert main(["run", "--outputs", outputs(tmp_path, "s.jsonl", [str(i % 2) for i in range(60)]), "--version", "v1"]) == 0
     note = (
-        'On 60 of 60 answered cases output.label and expected.label differ in JSON type (case c0: output "0", a '
-        "string; expected 0, a number): label_match compares JSON values, so \"1\" is not 1; write both as the "
-        "same type."
+        'On 60 of 60 answered cases output.label and expected.label hold the same value in different JSON types (case '
+        'c0: output "0", a string; expected 0, a number), so those cases fail: label_match compares JSON values, so '
+        '"1" is not 1 and 1 is not true; write both as the same type.'
     )
     assert note in capsys.readouterr().out  # `run` says so beside the score
     assert main(["gate", "--json", "r.json", "-q"]) == ExitCode.FAIL
     [rule] = json.loads((tmp_path / "r.json").read_text())["rules"]
     assert rule["sentence"].endswith(note)
-    # a few wrong types among right answers are ordinary failures: no sentence about types
+    # a few cases that fail on type alone are said too, with their count (18-D4: a set mixing 1 and
+    # true failed half its cases on type and said nothing, since that was not "most")
     mixed: list[object] = [i % 2 for i in range(60)]
     mixed[:5] = ["0", "1", "0", "1", "0"]
     assert main(["run", "--outputs", outputs(tmp_path, "m.jsonl", mixed), "--version", "v2"]) == 0
     assert main(["gate", "--json", "r.json", "-q", "--run", "version:v2"]) in (ExitCode.FAIL, ExitCode.INSUFFICIENT_EVIDENCE)
+    [rule] = json.loads((tmp_path / "r.json").read_text())["rules"]
+    assert "On 5 of 60 answered cases output.label and expected.label hold the same value in different JSON" in (
+        rule["sentence"]
+    )
+    # wrong answers of another type that are not the same value are ordinary failures: no sentence
+    other: list[object] = [i % 2 for i in range(60)]
+    other[:5] = ["cat"] * 5
+    assert main(["run", "--outputs", outputs(tmp_path, "o.jsonl", other), "--version", "v3"]) == 0
+    assert main(["gate", "--json", "r.json", "-q", "--run", "version:v3"]) in (ExitCode.FAIL, ExitCode.INSUFFICIENT_EVIDENCE)
     [rule] = json.loads((tmp_path / "r.json").read_text())["rules"]
     assert "JSON type" not in rule["sentence"]
 
@@ -209,3 +219,18 @@ def test_a_run_the_gate_makes_is_listed_with_its_scores(project: Project, capsys
     assert project.cli("runs") == 0
     # 90 of 100: Clopper–Pearson 95% [0.8238, 0.9510] (scipy.stats.binomtest(90, 100).proportion_ci(0.95, "exact"))
     assert "): correct 0.900 [0.824, 0.951]\n" in capsys.readouterr().out
+
+
+def test_a_test_set_mixing_1_and_true_is_told_why_half_its_cases_fail(project: Project) -> None:
+    # 18-D4: expected labels true/false on half the cases and 1/0 on the rest; the system answers 1/0.
+    cases = [
+        {"id": f"c{i:02d}", "answer": i % 2, "expected": {"label": bool(i % 2) if i < 40 else i % 2}} for i in range(80)
+    ]
+    project.write(cases=cases)
+    code, data = report(project)
+    assert code == ExitCode.FAIL
+    assert data["rules"][0]["sentence"].endswith(
+        "On 40 of 80 answered cases output.label and expected.label hold the same value in different JSON types (case "
+        "c00: output 0, a number; expected false, a boolean), so those cases fail: label_match compares JSON values, "
+        'so "1" is not 1 and 1 is not true; write both as the same type.'
+    )
