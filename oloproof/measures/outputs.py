@@ -67,9 +67,12 @@ def output_outcome(
     else:
         setting = "score" if rule.criterion == AUC else "field" if rule.criterion in ERRORS else "criterion"
         require_output_key(ctx, key, where, setting=setting)
-        if rule.quantile is not None and rule.criterion == LATENCY and wall_ms and batch_size >= 1:
-            # The system's own figures are a claim; oloproof's measurement is kept to check it (RT-H6).
-            details[MEASURED] = {case_id: ms for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
+        if rule.quantile is not None and rule.criterion == LATENCY:
+            if wall_ms and batch_size >= 1:
+                # The system's own figures are a claim; oloproof's measurement is kept to check it (RT-H6).
+                details[MEASURED] = {case_id: ms for case_id, ms in wall_ms.items() if case_id in ctx.outputs}
+            else:  # imported outputs, or a run made before wall times were kept: nothing to check against
+                details["unmeasured"] = True
     values = np.full(len(ctx.testset.cases), np.nan)
     notes: dict[str, str] = {}
     labels = np.full(len(ctx.testset.cases), np.nan) if rule.criterion == AUC else None

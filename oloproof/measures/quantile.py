@@ -72,6 +72,11 @@ def interval(outcome: CriterionOutcome, rule: Rule, policy: Policy, testset: Tes
             f"{policy.confidence:g} confidence: that needs at least {needed} {'batches' if batched else 'cases'}, "
             "every one answered"
         )
+    if outcome.details.get("unmeasured"):
+        details["assumption"] = (
+            "rests on latency_ms figures the system reported itself, which oloproof could not check against a wall "
+            "time it measured (the outputs were imported, or the run kept no wall times)"
+        )
     doubt = _unconfirmed(outcome, rule, testset)
     if doubt:
         details["unconfirmed"] = doubt

@@ -3,6 +3,7 @@ order-statistic interval of the output's numbers (issue 18, point 5)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import numpy as np
@@ -251,3 +252,19 @@ def test_run_scores_a_latency_rule_on_the_wall_time_as_the_gate_does(
     assert "not scored" not in line and "(95%, order statistics (binomial), exact; 75 cases)" in line, line
     assert project.cli("runs") == 0
     assert "latency_ms p95 " in capsys.readouterr().out
+
+
+def test_self_reported_latency_of_imported_outputs_is_said_to_be_unchecked(project: Project) -> None:
+    # Imported outputs carry no wall time: their latency_ms decides, and every report says it is the
+    # system's own unchecked figure.
+    cases = latency_cases([float(100 + i) for i in range(100)])
+    project.write(cases=cases, rules=P95, command=None)
+    out = project.root / "outputs.jsonl"
+    out.write_text("".join(json.dumps({"id": case["id"], **case["out"]}) + "\n" for case in cases))
+    assert project.cli("run", "--outputs", str(out), "--version", "v1") == 0
+    code, data = report(project)
+    assert code == ExitCode.PASS
+    assert (
+        "The interval rests on latency_ms figures the system reported itself, which oloproof could not check against "
+        "a wall time it measured (the outputs were imported, or the run kept no wall times)."
+    ) in data["rules"][0]["caveats"]
