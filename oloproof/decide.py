@@ -141,7 +141,12 @@ def decide_rule(rule: Rule, outcome: CriterionOutcome, policy: Policy, testset: 
             details=details,
         )
     if verdict is Verdict.PASS and isinstance(doubt := details.get("unconfirmed"), str):
-        verdict, codes, sentence = Verdict.MANUAL_REVIEW, (*codes, "latency_unconfirmed"), f"{sentence} {doubt}"
+        if rule.accepted is None:
+            verdict, codes, sentence = Verdict.MANUAL_REVIEW, (*codes, "latency_unconfirmed"), f"{sentence} {doubt}"
+        else:  # a person accepted the reported figures: they decide, and every report says who and why
+            by, why = rule.accepted
+            codes, sentence = (*codes, "latency_reported_accepted"), f"{sentence} {doubt}"
+            details["accepted"] = {"by": by, "reason": why}
     caveats = [f"The interval {details['assumption']}."] if "assumption" in details else []
     if verdict is Verdict.PASS and interval is not None and interval.method.startswith("clustered"):
         caveats.append(clustered_caveat(policy.confidence))

@@ -213,6 +213,7 @@ class Rule:
     fwer: Literal["holm", "none"] = "holm"
     approximate: Literal["allow", "refuse"] | None = None  # None: the policy's allow_approximate_methods
     advisory: bool = False  # shown, never changes the gate's verdict
+    accepted: tuple[str, str] | None = None  # (by, reason): a latency rule's self-reported figures accepted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -305,6 +306,7 @@ def build_rule(doc: Document, raw: dict[str, Any], key_path: str) -> Rule:
         fwer=raw["fwer"] or "holm",
         approximate=raw["approximate"],
         advisory=bool(raw["advisory"]),
+        accepted=None if raw["accepted"] is None else (raw["accepted"]["by"], raw["accepted"]["reason"]),
     )
 
 

@@ -143,8 +143,11 @@ def shared_caveats(rules: tuple[RuleResult, ...] | list[RuleResult]) -> list[tup
 
 
 def accepted_text(accepted: Mapping[str, object]) -> str:
-    """Who accepted a declared transform and why, made inert (people's text: it never acts)."""
+    """Who accepted a declared transform (or a latency rule's self-reported figures) and why, made
+    inert (people's text: it never acts)."""
     shown = {key: inert(accepted.get(key, "")) for key in ("transform", "by", "reason")}
+    if not shown["transform"]:
+        return f"self-reported latency_ms accepted by {shown['by']}: {shown['reason']}"
     return f"transform '{shown['transform']}' accepted by {shown['by']}: {shown['reason']}"
 
 

@@ -34,6 +34,12 @@ def acceptance(outcome: CriterionOutcome | None) -> dict[str, str] | None:
     return dict(accepted) if isinstance(accepted, dict) else None
 
 
+def _own_acceptance(details: dict[str, object]) -> dict[str, str] | None:
+    """A rule's own acceptance (a latency rule's self-reported figures), when its decision used it."""
+    accepted = details.get("accepted")
+    return {str(k): str(v) for k, v in accepted.items()} if isinstance(accepted, dict) else None
+
+
 def mark_rules(
     results: tuple[RuleResult, ...], release: Release, outcomes: dict[str, CriterionOutcome]
 ) -> tuple[RuleResult, ...]:
@@ -51,7 +57,7 @@ def mark_rules(
                 result,
                 advisory=rule.advisory,
                 approximate_permission=approximate and uses_own_permission(rule, release.policy),
-                accepted=acceptance(outcomes.get(rule.criterion)),
+                accepted=acceptance(outcomes.get(rule.criterion)) or _own_acceptance(result.details),
             )
         )
     return tuple(marked)

@@ -144,6 +144,10 @@ REASONS: dict[str, str] = {
         "the system reports its own latency_ms and clears the threshold, but oloproof's measured wall time per case "
         "does not: a self-reported figure a person must check"
     ),
+    "latency_reported_accepted": (
+        "the system's self-reported latency_ms decides although oloproof's measured wall time does not bear it out, "
+        "because a person accepted it (accepted: {by, reason} on the rule, shown beside the verdict)"
+    ),
     "where_value_unmatched": (
         "a value of the rule's where: list matches no case of this set (a typo or a missing class), so the rule would "
         "silently read fewer classes than it names"

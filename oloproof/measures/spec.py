@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from oloproof.errors import ConfigError
-from oloproof.schema import Document, Prop, Scalar
+from oloproof.schema import Document, Obj, Prop, Scalar
 
 
 class Rule(Protocol):
@@ -71,6 +71,21 @@ MEASURE_KEYS: dict[str, Prop] = {
         Scalar("str", nonempty=True),
         doc="criterion: mae or rmse only: the numeric output key compared with expected.<field>.",
     ),
+    "accepted": Prop(
+        Obj(
+            {
+                "by": Prop(Scalar("str", nonempty=True), required=True, doc="Who accepts the system's own figures."),
+                "reason": Prop(
+                    Scalar("str", nonempty=True),
+                    required=True,
+                    doc="Why they can be trusted (shown beside the verdict).",
+                ),
+            }
+        ),
+        doc="A latency_ms quantile rule only: a person accepts the latency_ms the system reports itself where "
+        "oloproof's measured wall time per case (start-up included) does not bear it out; the rule then decides on "
+        "the reported figures, and every report names who accepted them and why.",
+    ),
     "bound": Prop(
         Scalar("number", exclusive_minimum=0.0),
         doc="criterion: mae or rmse only: the largest absolute error possible, in the field's units; makes the "
@@ -109,6 +124,12 @@ def check_measure_rule(doc: Document, raw: dict[str, Any], key_path: str, kind: 
     for key in ("field", "bound"):
         if raw.get(key) is not None and criterion not in ERRORS:
             refuse(key, f"{key} applies to criterion: mae or rmse; this rule's criterion is '{criterion}'")
+    if raw.get("accepted") is not None and not (quantile and criterion == "latency_ms"):
+        refuse(
+            "accepted",
+            "accepted: on a rule applies to a latency_ms quantile rule (the system's self-reported latency); a "
+            "declared transform's accepted: goes on the transform",
+        )
     if criterion == AUC and raw.get("score") is None:
         refuse("criterion", "criterion: auc needs score: the output key holding the score (e.g. score: score)")
     if criterion in ERRORS and raw.get("field") is None:

@@ -426,5 +426,5 @@ def test_a_pull_request_on_a_shallow_checkout_reads_its_base_in_the_container(
     data = json.loads((workspace / "report.json").read_text())
     [check] = [item for item in data["checks"] if item["name"] == "pull-request"]
     assert check["verdict"] != "BLOCKED" and "pull_request_base_unreadable" not in check["reasons"], check
-    assert "settings changed: rules&#91;id=accurate&#93;.min: 0.85 -&gt; 0.5" in run.summary, run.summary
+    assert "- rules&#91;id=accurate&#93;.min: 0.85 -&gt; 0.5" in run.summary, run.summary
     assert data["verdict"] != "BLOCKED", data["verdict"]

@@ -268,3 +268,34 @@ def test_self_reported_latency_of_imported_outputs_is_said_to_be_unchecked(proje
         "The interval rests on latency_ms figures the system reported itself, which oloproof could not check against "
         "a wall time it measured (the outputs were imported, or the run kept no wall times)."
     ) in data["rules"][0]["caveats"]
+
+
+def test_a_team_may_accept_self_reported_latency_and_every_report_says_who(project: Project) -> None:
+    accepted = (
+        "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 5, "
+        "accepted: {by: ml-platform, reason: timed in-process around predict()}}"
+    )
+    measured(project, latency_cases([1.0] * 75), accepted, batch_size=1)
+    code, data = report(project)
+    result = data["rules"][0]
+    assert code == ExitCode.PASS, result["sentence"]
+    assert result["reasons"] == ["interval_clears_threshold", "latency_reported_accepted"]
+    assert result["accepted"] == {"by": "ml-platform", "reason": "timed in-process around predict()"}
+    assert "the self-reported figure is not borne out" in result["sentence"]
+    assert (
+        "[self-reported latency_ms accepted by ml-platform: timed in-process around predict()]" in result["sentence"]
+    )
+
+
+def test_accepted_on_a_rule_that_is_not_a_latency_quantile_is_refused(
+    project: Project, run_cli: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.write(
+        cases=latency_cases([1.0] * 5),
+        rules="  - {id: r, criterion: correct, min: 0.5, accepted: {by: me, reason: trust me}}",
+    )
+    err = config_error(project, run_cli, capsys, monkeypatch)
+    assert (
+        "release.yaml:12: policy.rules[0].accepted: accepted: on a rule applies to a latency_ms quantile rule (the "
+        "system's self-reported latency); a declared transform's accepted: goes on the transform"
+    ) in err
