@@ -134,7 +134,7 @@ def gate_error(project: Project, release: str, capsys: pytest.CaptureFixture[str
         (
             "min: 0.8",
             "mn: 0.8",
-            "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where",
+            "release.yaml:10: policy.rules[0].mn: unknown key (did you mean 'min'?); allowed keys: accepted, advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where",
         ),
         (
             "min: 0.8",
@@ -285,7 +285,7 @@ def test_errors_in_a_policy_file_name_that_file(project: Project, capsys: pytest
     message = gate_error(project, release, capsys)
     assert (
         message
-        == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where"
+        == "policy.yaml:3: rules[0].maxx: unknown key (did you mean 'max'?); allowed keys: accepted, advisory, approximate, baseline, bound, criterion, description, field, fwer, id, max, max_drop, measure, method, min, per, positive, quantile, score, where"
     )
 
 
