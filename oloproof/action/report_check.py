@@ -64,6 +64,14 @@ REPORT_SCHEMA: dict[str, Any] = {
                         "properties": {"low": _NUMBER_OR_NULL, "high": _NUMBER_OR_NULL},
                     },
                     "sentence": _TEXT,
+                    # oloproof.rulemarks: shown, never counted; decided by its own approximate: allow;
+                    # the accepted declared transform ({transform, by, reason}: people's text)
+                    "advisory": {"type": "boolean"},
+                    "approximate_permission": {"type": "boolean"},
+                    "accepted": {
+                        "type": ["object", "null"],
+                        "properties": {"transform": _TEXT, "by": _TEXT, "reason": _TEXT},
+                    },
                 },
             },
         },
@@ -77,6 +85,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "name": {"type": "string", "maxLength": 200},
                     "title": {"type": "string", "maxLength": 500},
                     "verdict": {"enum": [*_VERDICTS, None]},
+                    "blocks": {"type": "boolean"},
                 },
             },
         },
@@ -146,12 +155,12 @@ def _python_pattern(pattern: str) -> str:
 
 def consistency(report: Mapping[str, Any]) -> list[str]:
     """What a valid report claims beyond what it lists: a verdict milder than a rule or check, or a
-    mismatched exit code."""
+    mismatched exit code. An advisory rule is shown, never counted (``oloproof.result.gate_verdict``)."""
     verdict = Verdict(report["verdict"])
     problems: list[str] = []
     if report["exit_code"] != int(verdict.exit_code):
         problems.append(f"$.exit_code: {report['exit_code']} is not the exit code of {verdict.value}")
-    listed = [Verdict(rule["verdict"]) for rule in report["rules"]]
+    listed = [Verdict(rule["verdict"]) for rule in report["rules"] if rule.get("advisory") is not True]
     listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
     harsher = worst(listed)
     if harsher.severity > verdict.severity:

@@ -11,36 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.action.conftest import HEAD_SHA, REPOSITORY, SHA, ActionRun, FakeGitHub
-from tests.conftest import Project, labelled_cases
-
-RUN_HTML = f"https://github.com/{REPOSITORY}/actions/runs/555"
-
-
-def workflow_run_event(*, pull_requests: list[dict[str, Any]] | None = None, conclusion: str = "success") -> dict[str, Any]:
-    """What GitHub sends a workflow_run job: for a fork's PR, pull_requests is empty."""
-    return {
-        "action": "completed",
-        "workflow_run": {
-            "id": 555, "name": "release gate", "event": "pull_request", "status": "completed",
-            "conclusion": conclusion, "head_sha": HEAD_SHA, "head_branch": "feature",
-            "html_url": RUN_HTML, "pull_requests": pull_requests or [],
-            "head_repository": {"full_name": "someone/loan-model", "owner": {"login": "someone"}},
-        },
-        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
-    }
-
-
-@pytest.fixture
-def publisher(tmp_path: Path, fake_github: FakeGitHub) -> ActionRun:
-    """The trusted job: a checkout of the default branch with no release.yaml at all (it runs nothing)."""
-    root = tmp_path / "publish" / "workspace"
-    root.mkdir(parents=True)
-    run = ActionRun(tmp_path / "publish", Project(root), api_url=fake_github.url)
-    run.event_name, run.event = "workflow_run", workflow_run_event()
-    run.inputs.update({"mode": "publish", "json-report": "artifact/oloproof-report.json"})
-    fake_github.pulls = [{"number": 7, "head": {"sha": HEAD_SHA, "label": "someone:feature"}}]
-    return run
+from tests.action.conftest import HEAD_SHA, RUN_HTML, SHA, ActionRun, FakeGitHub, hand_over, workflow_run_event
+from tests.conftest import labelled_cases
 
 
 def untrusted_report(action: ActionRun, fake_github: FakeGitHub) -> dict[str, Any]:
@@ -54,13 +26,6 @@ def untrusted_report(action: ActionRun, fake_github: FakeGitHub) -> dict[str, An
     fake_github.requests.clear()
     report: dict[str, Any] = json.loads((action.workspace / "oloproof-report.json").read_text())
     return report
-
-
-def hand_over(publisher: ActionRun, report: dict[str, Any] | str) -> Path:
-    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
-    artifact.parent.mkdir(exist_ok=True)
-    artifact.write_text(report if isinstance(report, str) else json.dumps(report))
-    return artifact
 
 
 def test_the_report_is_published_on_the_prs_head_not_the_default_branch(
@@ -109,6 +74,13 @@ def forged(report: dict[str, Any], **change: Any) -> dict[str, Any]:
     return copy
 
 
+def forged_rule(report: dict[str, Any], verdict: str | None = None, **change: Any) -> dict[str, Any]:
+    """``report`` with its first rule changed (and its verdict, when given)."""
+    copy = forged(report, **({} if verdict is None else {"verdict": verdict, "exit_code": 0 if verdict == "PASS" else 1}))
+    copy["rules"][0].update(change)
+    return copy
+
+
 @pytest.mark.parametrize(
     ("make", "said"),
     [
@@ -120,6 +92,8 @@ def forged(report: dict[str, Any], **change: Any) -> dict[str, Any]:
         (lambda r: {k: v for k, v in r.items() if k != "rules"}, "$: 'rules' is missing"),
         (lambda r: "{not json", "not UTF-8 JSON"),
         (lambda r: "[]", "$: must be object"),
+        (lambda r: forged_rule(r, "PASS", advisory="true"), "$.rules[0].advisory: must be boolean"),
+        (lambda r: forged_rule(r, accepted="me"), "$.rules[0].accepted: must be object or null"),
     ],
 )
 def test_a_forged_or_broken_report_is_never_published_as_a_verdict(
