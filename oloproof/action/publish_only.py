@@ -12,7 +12,7 @@ X. That job ran the pull request's code under a workflow the pull request may ha
 report may be forged. Hence:
 
 - the report is read as hostile input (``report_check``): schema, size, no symlink, and consistency
-  (a verdict never milder than the rules and checks it lists); an invalid or missing report is
+  (a rule that decides, and the verdict its rules and checks make); an invalid or missing report is
   published as a failure that says so, never as a verdict;
 - a reported PASS is never published as ``success``: the conclusion is ``neutral`` (a claim, not a
   check), a verdict in ``fail-on`` is ``failure`` (a forged failure harms only its forger);

@@ -3,9 +3,9 @@
 The report comes from a job a pull request controls (a fork's code ran it, and the pull request can
 edit the workflow that ran it), so it is read like any hostile file: a regular file (no symlink), at
 most ``MAX_REPORT_BYTES``, UTF-8 JSON, valid against ``REPORT_SCHEMA`` (the part of the report's
-schema that is published: verdict, exit code, rules, checks, system), and consistent: its verdict
-is at least as severe as every rule and check it lists, and its exit code is its verdict's. A
-report that fails any of this is not published as a verdict at all.
+schema that is published: verdict, exit code, rules, checks, system), and consistent: it lists a
+rule that decides, its verdict is the one its rules and checks make (``consistency``), and its exit
+code is its verdict's. A report that fails any of this is not published as a verdict at all.
 
 ``REPORT_SCHEMA`` is JSON Schema (draft 2020-12, the subset ``validate`` implements: type, const,
 enum, required, properties, items, maxItems, maxLength, minimum, pattern); fields are only added
@@ -154,19 +154,34 @@ def _python_pattern(pattern: str) -> str:
 
 
 def consistency(report: Mapping[str, Any]) -> list[str]:
-    """What a valid report claims beyond what it lists: a verdict milder than a rule or check, or a
-    mismatched exit code. An advisory rule is shown, never counted (``oloproof.result.gate_verdict``)."""
+    """What a valid report claims beyond what it lists: no rule that decides, a verdict other than
+    the one its rules and checks make, or a mismatched exit code.
+
+    The verdict is recomputed as ``oloproof.result.gate_verdict`` computes it: the worst of the
+    rules that are not advisory (an advisory rule is shown, never counted), of the checks' own
+    verdicts, and BLOCKED for a check that blocks the gate. A gate always has a rule that decides
+    (a policy holds at least one rule, and not only advisory ones), so a report without one is not
+    the gate's."""
     verdict = Verdict(report["verdict"])
     problems: list[str] = []
     if report["exit_code"] != int(verdict.exit_code):
         problems.append(f"$.exit_code: {report['exit_code']} is not the exit code of {verdict.value}")
-    listed = [Verdict(rule["verdict"]) for rule in report["rules"] if rule.get("advisory") is not True]
-    listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
-    harsher = worst(listed)
-    if harsher.severity > verdict.severity:
+    deciding = [rule for rule in report["rules"] if rule.get("advisory") is not True]
+    if not deciding:
+        what = "lists no rule" if not report["rules"] else "lists only advisory rules"
         problems.append(
-            f"$.verdict: the report says {verdict.value}, but it lists a {harsher.value} rule or check; "
-            "the gate's verdict is never milder than what it lists"
+            f"$.rules: the report {what}; the gate always decides at least one rule (a policy needs a rule that is "
+            "not advisory), so there is no verdict to publish"
+        )
+        return problems
+    listed = [Verdict(rule["verdict"]) for rule in deciding]
+    listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
+    listed += [Verdict.BLOCKED for check in report["checks"] if check.get("blocks") is True]
+    made = worst(listed)
+    if made is not verdict:
+        problems.append(
+            f"$.verdict: the report says {verdict.value}, but its rules and checks make it {made.value} (the worst "
+            "verdict of its rules that are not advisory and of its checks, BLOCKED where a check blocks the gate)"
         )
     return problems
 

@@ -84,7 +84,22 @@ def forged_rule(report: dict[str, Any], verdict: str | None = None, **change: An
 @pytest.mark.parametrize(
     ("make", "said"),
     [
-        (lambda r: forged(r, verdict="PASS", exit_code=0), "the report says PASS, but it lists a FAIL rule or check"),
+        (lambda r: forged(r, verdict="PASS", exit_code=0), "the report says PASS, but its rules and checks make it FAIL"),
+        # Red team RT-M5: no rule that decides, a verdict harsher than the rules make, a blocking check ignored.
+        (lambda r: forged(r, verdict="PASS", exit_code=0, rules=[]), "$.rules: the report lists no rule; the gate"),
+        (
+            lambda r: forged_rule(r, "PASS", advisory=True),
+            "$.rules: the report lists only advisory rules; the gate always decides at least one rule",
+        ),
+        (
+            lambda r: forged(r, verdict="BLOCKED", exit_code=3),
+            "$.verdict: the report says BLOCKED, but its rules and checks make it FAIL (the worst verdict of its rules "
+            "that are not advisory and of its checks, BLOCKED where a check blocks the gate)",
+        ),
+        (
+            lambda r: forged(r, checks=[{**r["checks"][0], "blocks": True}]),
+            "the report says FAIL, but its rules and checks make it BLOCKED",
+        ),
         (lambda r: forged(r, exit_code=0), "$.exit_code: 0 is not the exit code of FAIL"),
         (lambda r: forged(r, schema="oloproof.gate/9"), '$.schema: must be "oloproof.gate/1"'),
         (lambda r: forged(r, verdict="GREEN"), "$.verdict: must be one of BLOCKED, FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW, PASS"),
