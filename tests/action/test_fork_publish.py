@@ -150,12 +150,20 @@ def test_a_symlinked_or_missing_report_is_refused(
 
 
 def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
-    """A consistent forged PASS (every listed rule edited to PASS) cannot be told apart: it is
-    published as a neutral claim of the untrusted job, with the trust limits, never as success."""
+    """A consistent forged PASS (every listed rule edited to PASS, its numbers with it) cannot be
+    told apart: it is published as a neutral claim of the untrusted job, with the trust limits,
+    never as success. (Edited to PASS alone, the interval still misses the threshold: refused.)"""
     action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
     report = untrusted_report(action, fake_github)
     for rule in report["rules"]:
         rule["verdict"] = "PASS"
+    hand_over(publisher, forged(report, verdict="PASS", exit_code=0))
+    result = publisher()
+    assert result.code == 2 and "PASS, but its lower bound" in result.summary
+    fake_github.requests.clear()
+    for rule in report["rules"]:
+        rule["interval"].update(low=0.95, high=0.99)
+        rule["estimate"] = rule["interval"]["estimate"] = 0.97
     hand_over(publisher, forged(report, verdict="PASS", exit_code=0))
     result = publisher()
     assert result.code == 0

@@ -157,3 +157,127 @@ def test_an_advisory_fail_under_a_pass_is_published_as_the_pass_it_is(
     body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
     assert body["conclusion"] == "neutral" and body["output"]["title"].startswith("PASS: reported by")
     assert result.outputs["verdict"] == "PASS"
+
+
+# ---------------------------------------------------------------- 19-D7: numbers that contradict each other
+
+LOW, HIGH = 0.8237774022599773, 0.9509953107785141  # Clopper-Pearson, 90 of 100 at 95%
+
+
+@pytest.fixture(scope="module")
+def three_rules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A real FAIL report: ``accurate`` (min 0.8) PASSes, ``strict`` (min 0.97) FAILs, and the
+    advisory ``rare`` (max 0.5) FAILs, all on 90 of 100 cases."""
+    project = Project(tmp_path_factory.mktemp("three-rules"))
+    project.write(
+        cases=labelled_cases(100, 90),
+        rules="  - {id: accurate, criterion: correct, min: 0.8}\n  - {id: strict, criterion: correct, min: 0.97}\n"
+        "  - {id: rare, criterion: correct, max: 0.5, advisory: true}",
+    )
+    _, report = real_report(project)
+    assert [(rule["id"], rule["verdict"]) for rule in report["rules"]] == [
+        ("accurate", "PASS"),
+        ("strict", "FAIL"),
+        ("rare", "FAIL"),
+    ]
+    assert [(rule["interval"]["low"], rule["interval"]["high"]) for rule in report["rules"]] == [(LOW, HIGH)] * 3
+    return report
+
+
+def edited(report: dict[str, Any], index: int, interval: dict[str, Any] | None = None, **change: Any) -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(report))
+    copy["rules"][index].update(change)
+    if interval is not None:
+        copy["rules"][index]["interval"].update(interval)
+    return copy
+
+
+def as_text(report: dict[str, Any], number: str) -> str:
+    """The report with the first rule's estimate written as ``number``, verbatim (NaN, Infinity, 1e400)."""
+    return json.dumps(edited(report, 0, estimate=12345.5)).replace("12345.5", number, 1)
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda r: edited(r, 0, interval={"low": 0.96}),
+            f"$.rules[0] (accurate): its interval's low 0.96 is above its high {HIGH!r}",
+        ),
+        (
+            lambda r: edited(r, 2, estimate=0.99),  # an advisory rule's numbers are its numbers too
+            f"$.rules[2] (rare): its estimate 0.99 lies outside its interval [{LOW!r}, {HIGH!r}]",
+        ),
+        (
+            lambda r: edited(r, 0, estimate=0.5),
+            f"$.rules[0] (accurate): its estimate 0.5 lies outside its interval [{LOW!r}, {HIGH!r}]",
+        ),
+        (
+            lambda r: edited(r, 0, passes=101.0),
+            "$.rules[0] (accurate): 101.0 passes among 100 cases (a pass rate's passes are counted among its cases)",
+        ),
+        (
+            lambda r: edited(r, 0, threshold=0.85),
+            f"$.rules[0] (accurate): PASS, but its lower bound {LOW!r} does not clear min 0.85 (a min rule passes "
+            "only when the interval's low is at least the threshold)",
+        ),
+        (
+            lambda r: edited(r, 0, interval={"low": None}),
+            "$.rules[0] (accurate): PASS, but its lower bound null (unbounded) does not clear min 0.8",
+        ),
+        (
+            lambda r: {**r, "rules": [{**r["rules"][0], "interval": None}, *r["rules"][1:]]},
+            "$.rules[0] (accurate): PASS with no interval (a min rule passes only when the interval's low is at least "
+            "the threshold)",
+        ),
+        (
+            lambda r: edited(r, 1, threshold=0.9),
+            f"$.rules[1] (strict): FAIL, but its upper bound {HIGH!r} does not miss min 0.9 (a min rule fails only "
+            "when the interval's high is below the threshold)",
+        ),
+        (
+            lambda r: edited(r, 0, kind="max", threshold=0.93),
+            f"$.rules[0] (accurate): PASS, but its upper bound {HIGH!r} does not clear max 0.93 (a max rule passes "
+            "only when the interval's high is at most the threshold)",
+        ),
+        (
+            lambda r: edited(r, 2, threshold=0.85),
+            f"$.rules[2] (rare): FAIL, but its lower bound {LOW!r} does not miss max 0.85 (a max rule fails only "
+            "when the interval's low is above the threshold)",
+        ),
+        (lambda r: as_text(r, "NaN"), "holds NaN, which is not a JSON number (NaN and Infinity are refused)"),
+        (lambda r: as_text(r, "Infinity"), "holds Infinity, which is not a JSON number (NaN and Infinity are refused)"),
+        (lambda r: as_text(r, "-Infinity"), "holds -Infinity, which is not a JSON number"),
+        (lambda r: as_text(r, "1e400"), "holds a number too large for a float (NaN and Infinity are refused)"),
+    ],
+)
+def test_a_report_whose_numbers_contradict_each_other_is_refused(
+    three_rules: dict[str, Any], publisher: ActionRun, fake_github: FakeGitHub, make: Any, said: str
+) -> None:
+    """Red team 19-D7: publish accepted an interval whose low is above its high, an estimate outside
+    its interval, NaN (Python's json reads it), more passes than cases, and a PASS (FAIL) whose
+    deciding bound does not clear (miss) the threshold."""
+    artifact = hand_over(publisher, make(three_rules))
+    read, problems = read_untrusted_report(artifact, "artifact/oloproof-report.json", within=publisher.workspace)
+    assert read is None and len(problems) == 1, problems
+    assert problems[0].startswith(f"artifact/oloproof-report.json: {said}"), problems
+    result = publisher(comment="true")
+    assert result.code == 2 and result.outputs["verdict"] == "ERROR"
+    body = next(r for r in fake_github.requests if r.path.endswith("/check-runs")).body
+    assert body["conclusion"] == "failure" and body["output"]["title"] == "ERROR: the gate job's report is missing or invalid"
+    assert fake_github.comments == {}
+
+
+def test_the_untouched_report_is_published(three_rules: dict[str, Any], publisher: ActionRun) -> None:
+    hand_over(publisher, three_rules)
+    result = publisher()
+    assert result.code == 1 and result.outputs["verdict"] == "FAIL"  # the base of the forgeries above is valid
+
+
+def test_more_passes_than_cases_is_a_contradiction_only_for_a_pass_rate(three_rules: dict[str, Any]) -> None:
+    """A latency rule's passes are a sum of milliseconds (above): only a pass rate counts cases."""
+    from oloproof.action.report_check import numbers
+
+    report = edited(three_rules, 0, passes=101.0)
+    assert numbers(report) and numbers({**report, "criteria": {"correct": {"kind": "quantile"}}}) == []
+    assert numbers({**report, "criteria": {}}) == []  # without the criterion's kind nothing follows
