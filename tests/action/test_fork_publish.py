@@ -149,6 +149,72 @@ def test_a_symlinked_or_missing_report_is_refused(
     assert result.code == 2 and "a directory on its path is a symlink" in result.summary
 
 
+def refusal(result: Any, fake_github: FakeGitHub) -> str:
+    """The failure check run a refused report gets (exit 2, verdict ERROR): its summary."""
+    assert result.code == 2 and result.outputs["verdict"] == "ERROR", result.stdout
+    posts = [r for r in fake_github.requests if r.method == "POST" and r.path.endswith("/check-runs")]
+    assert len(posts) == 1, result.stdout
+    body = posts[0].body
+    assert body["conclusion"] == "failure" and body["head_sha"] == HEAD_SHA
+    assert body["output"]["title"] == "ERROR: the gate job's report is missing or invalid"
+    summary: str = body["output"]["summary"]
+    return summary.replace("&#58;", ":")
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("/etc/passwd", "not a regular file (a symlink or a special file is never read)"),
+        ("{outside}/report.json", "not a regular file (a symlink or a special file is never read)"),
+        ("{outside}", "not a regular file (a symlink or a special file is never read)"),
+        ("{workspace}", "not a regular file (a symlink or a special file is never read)"),
+        ("{workspace}/gone.json", "not a regular file (a symlink or a special file is never read)"),
+    ],
+)
+def test_a_report_symlinked_anywhere_gets_a_failure_check_run(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, tmp_path: Path, target: str, said: str
+) -> None:
+    """Red team 19-D9: the report path a symlink out of the workspace (to /etc/passwd, to a file or a
+    directory elsewhere), or to a directory: never read (good), but refused as an input error, so
+    the pull request got no check run at all. A refused report always gets its failure check run."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.json").write_text(json.dumps(untrusted_report(action, fake_github)))
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    artifact.parent.mkdir()
+    os.symlink(target.format(outside=outside, workspace=publisher.workspace), artifact)
+    summary = refusal(publisher(), fake_github)
+    assert f"artifact/oloproof-report.json: {said}" in summary
+    assert "root:" not in summary + publisher.files.joinpath("step_summary").read_text()  # /etc/passwd unread
+
+
+def test_a_symlinked_directory_out_of_the_workspace_gets_a_failure_check_run(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "oloproof-report.json").write_text(json.dumps(untrusted_report(action, fake_github)))
+    os.symlink(outside, publisher.workspace / "artifact")
+    summary = refusal(publisher(), fake_github)
+    assert "artifact/oloproof-report.json: a directory on its path is a symlink (never followed)" in summary
+
+
+def test_a_refusal_the_api_does_not_take_says_there_is_no_check_run(publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    fake_github.fail_with = 403
+    result = publisher()
+    assert result.code == 2 and "no such file" in result.summary
+    notes = "".join(result.annotations("notice"))
+    assert "no check run: the token may not create check runs" in notes
+    assert "no check run&#58; the token may not create check runs" in result.summary
+
+
+def test_a_report_path_out_of_the_workspace_is_still_the_workflows_input_error(publisher: ActionRun) -> None:
+    """``json-report: ../x.json`` is the trusted workflow's own mistake, not the artifact's: exit 2 as an
+    input error, as before."""
+    result = publisher(json_report="../x.json")
+    assert result.code == 2 and "json-report: '../x.json' lies outside the workspace" in result.stdout
+
+
 def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
     """A consistent forged PASS (every listed rule edited to PASS, its numbers with it) cannot be
     told apart: it is published as a neutral claim of the untrusted job, with the trust limits,
