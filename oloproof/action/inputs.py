@@ -191,7 +191,9 @@ def _publish_problems(values: Mapping[str, str], env: ActionEnv) -> list[str]:
     return problems
 
 
-def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
+def _inside(workspace: Path, base: Path, relative: str, name: str, *, follow: bool = True) -> Path:
+    """``relative`` (from ``base``) as an absolute path inside ``workspace``, symlinks resolved; with
+    ``follow=False`` only ``..`` is (the path as written: what it names is the reader's to check)."""
     if not relative.strip():
         raise ValueError(f"{name} is empty")
     if "\0" in relative or "\n" in relative or "\r" in relative:
@@ -199,7 +201,7 @@ def _inside(workspace: Path, base: Path, relative: str, name: str) -> Path:
     candidate = Path(relative)
     if candidate.is_absolute():
         raise ValueError(f"{name}: '{relative}' is absolute; give a path relative to the repository")
-    resolved = (base / candidate).resolve()
+    resolved = (base / candidate).resolve() if follow else Path(os.path.normpath(base / relative.strip()))
     if resolved != workspace and workspace not in resolved.parents:
         raise ValueError(f"{name}: '{relative}' lies outside the workspace ({workspace})")
     return resolved
@@ -248,7 +250,12 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
     elif len(check_name) > 100 or any(ch in check_name for ch in "\r\n\0"):
         problems.append("check-name: at most 100 characters, on one line")
     json_report = None
-    if values["json-report"].strip():
+    if values["json-report"].strip() and mode == "publish":
+        # The report to publish is the pull request's artifact, read as untrusted (report_check): the
+        # path as written, so that a symlink on it (out of the workspace too) or a directory is the
+        # artifact's fault, refused with a failure check run, not an input error that publishes none.
+        json_report = attempt(lambda: _inside(workspace, base, values["json-report"], "json-report", follow=False))
+    elif values["json-report"].strip():
         json_report = attempt(lambda: _inside(workspace, base, values["json-report"], "json-report"))
         if json_report is not None and json_report.is_dir():
             problems.append(f"json-report: '{values['json-report']}' is a directory")
@@ -259,8 +266,6 @@ def read_inputs(environ: Mapping[str, str], env: ActionEnv) -> Inputs:
             problems.append(f"outputs: '{values['outputs']}' is not a file in the workspace")
     if mode == "publish":
         problems.extend(_publish_problems(values, env))
-        if json_report is not None:  # read as untrusted: the path as given, so a symlink on it is seen and refused
-            json_report = Path(os.path.normpath(base / values["json-report"].strip()))
     if problems:
         raise InputError(problems)
     assert workdir is not None and config is not None and fail_on is not None and read_holdout is not None

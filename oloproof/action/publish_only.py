@@ -12,7 +12,7 @@ X. That job ran the pull request's code under a workflow the pull request may ha
 report may be forged. Hence:
 
 - the report is read as hostile input (``report_check``): schema, size, no symlink, and consistency
-  (a verdict never milder than the rules and checks it lists); an invalid or missing report is
+  (a rule that decides, and the verdict its rules and checks make); an invalid or missing report is
   published as a failure that says so, never as a verdict;
 - a reported PASS is never published as ``success``: the conclusion is ``neutral`` (a claim, not a
   check), a verdict in ``fail-on`` is ``failure`` (a forged failure harms only its forger);
@@ -145,10 +145,11 @@ def _refused(session: Session, inputs: Inputs, head_sha: str, said: str, problem
     session.annotate(
         [ann.Annotation(level="error", title="oloproof: untrusted report refused", message=p) for p in problems]
     )
+    notice = "no check run: github-token is empty"
     if inputs.github_token:
         try:
             client = ChecksClient(env.api_url, inputs.github_token, env.repository, deadline=session.start_publishing())
-            publish_check_run(
+            outcome = publish_check_run(
                 client,
                 CheckRunRequest(
                     name=inputs.check_name,
@@ -158,8 +159,14 @@ def _refused(session: Session, inputs: Inputs, head_sha: str, said: str, problem
                     summary=text,
                 ),
             )
-        except GitHubApiError:
-            pass
+        except GitHubApiError as exc:
+            notice = f"no check run: {exc.message}"
+        else:
+            skipped = outcome.skipped
+            notice = "" if skipped is None else f"no check run: {skipped}"
+    if notice:  # the pull request then has no failure check: the job's own status is all it shows
+        session.annotate([ann.Annotation(level="notice", title="oloproof: publish", message=notice)])
+        text += f"\n- {safe(notice, 400)}\n"
     append_summary(env, text)
     write_outputs(env, {"verdict": "ERROR", "exit-code": str(int(ExitCode.USAGE)), "report": ""})
     return int(ExitCode.USAGE)

@@ -3,8 +3,11 @@
 The report comes from a job a pull request controls (a fork's code ran it, and the pull request can
 edit the workflow that ran it), so it is read like any hostile file: a regular file (no symlink), at
 most ``MAX_REPORT_BYTES``, UTF-8 JSON, valid against ``REPORT_SCHEMA`` (the part of the report's
-schema that is published: verdict, exit code, rules, checks, system), and consistent: its verdict
-is at least as severe as every rule and check it lists, and its exit code is its verdict's. A
+schema that is published: verdict, exit code, rules, checks, system), and consistent: it lists a
+rule that decides, its verdict is the one its rules and checks make (``consistency``), and its exit
+code is its verdict's; and its numbers do not contradict each other (``numbers``: an interval's low
+above its high, an estimate outside it, more passes than cases, a PASS or FAIL its deciding bound
+does not make). NaN and Infinity, which Python's ``json`` reads, are not JSON and are refused. A
 report that fails any of this is not published as a verdict at all.
 
 ``REPORT_SCHEMA`` is JSON Schema (draft 2020-12, the subset ``validate`` implements: type, const,
@@ -18,6 +21,7 @@ run and the comment, so a forged report cannot smuggle a newline, ``%0A``, a bac
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -25,13 +29,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from oloproof.decide import side_of
+from oloproof.measures.registry import measure_of
 from oloproof.policy import RULE_ID_PATTERN
 from oloproof.result import GATE_SCHEMA
+from oloproof.stats.interval import Interval
 from oloproof.verdicts import Verdict, worst
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
 _VERDICTS = [verdict.value for verdict in Verdict]
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
 _TEXT = {"type": "string", "maxLength": 10_000}
 
 REPORT_SCHEMA: dict[str, Any] = {
@@ -56,6 +64,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "id": {"type": "string", "pattern": f"^{RULE_ID_PATTERN}$"},
                     "verdict": {"enum": _VERDICTS},
                     "kind": {"type": "string", "maxLength": 100},
+                    "criterion": {"type": "string", "maxLength": 200},
                     "threshold": _NUMBER_OR_NULL,
                     "estimate": _NUMBER_OR_NULL,
                     "interval": {
@@ -63,7 +72,18 @@ REPORT_SCHEMA: dict[str, Any] = {
                         "required": ["low", "high"],
                         "properties": {"low": _NUMBER_OR_NULL, "high": _NUMBER_OR_NULL},
                     },
+                    "n": _COUNT,
+                    "passes": _NUMBER_OR_NULL,
+                    "missing": _COUNT,
                     "sentence": _TEXT,
+                    # oloproof.rulemarks: shown, never counted; decided by its own approximate: allow;
+                    # the accepted declared transform ({transform, by, reason}: people's text)
+                    "advisory": {"type": "boolean"},
+                    "approximate_permission": {"type": "boolean"},
+                    "accepted": {
+                        "type": ["object", "null"],
+                        "properties": {"transform": _TEXT, "by": _TEXT, "reason": _TEXT},
+                    },
                 },
             },
         },
@@ -77,6 +97,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "name": {"type": "string", "maxLength": 200},
                     "title": {"type": "string", "maxLength": 500},
                     "verdict": {"enum": [*_VERDICTS, None]},
+                    "blocks": {"type": "boolean"},
                 },
             },
         },
@@ -95,8 +116,8 @@ _TYPES: dict[str, Any] = {
 def _is(value: Any, kind: str) -> bool:
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "number":  # JSON has no NaN or Infinity (``read_json`` refuses them; this is for dicts)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     return isinstance(value, _TYPES[kind])
 
 
@@ -145,21 +166,128 @@ def _python_pattern(pattern: str) -> str:
 
 
 def consistency(report: Mapping[str, Any]) -> list[str]:
-    """What a valid report claims beyond what it lists: a verdict milder than a rule or check, or a
-    mismatched exit code."""
+    """What a valid report claims beyond what it lists: no rule that decides, a verdict other than
+    the one its rules and checks make, or a mismatched exit code.
+
+    The verdict is recomputed as ``oloproof.result.gate_verdict`` computes it: the worst of the
+    rules that are not advisory (an advisory rule is shown, never counted), of the checks' own
+    verdicts, and BLOCKED for a check that blocks the gate. A gate always has a rule that decides
+    (a policy holds at least one rule, and not only advisory ones), so a report without one is not
+    the gate's."""
     verdict = Verdict(report["verdict"])
     problems: list[str] = []
     if report["exit_code"] != int(verdict.exit_code):
         problems.append(f"$.exit_code: {report['exit_code']} is not the exit code of {verdict.value}")
-    listed = [Verdict(rule["verdict"]) for rule in report["rules"]]
-    listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
-    harsher = worst(listed)
-    if harsher.severity > verdict.severity:
+    deciding = [rule for rule in report["rules"] if rule.get("advisory") is not True]
+    if not deciding:
+        what = "lists no rule" if not report["rules"] else "lists only advisory rules"
         problems.append(
-            f"$.verdict: the report says {verdict.value}, but it lists a {harsher.value} rule or check; "
-            "the gate's verdict is never milder than what it lists"
+            f"$.rules: the report {what}; the gate always decides at least one rule (a policy needs a rule that is "
+            "not advisory), so there is no verdict to publish"
+        )
+        return problems
+    listed = [Verdict(rule["verdict"]) for rule in deciding]
+    listed += [Verdict(check["verdict"]) for check in report["checks"] if check.get("verdict") is not None]
+    listed += [Verdict.BLOCKED for check in report["checks"] if check.get("blocks") is True]
+    made = worst(listed)
+    if made is not verdict:
+        problems.append(
+            f"$.verdict: the report says {verdict.value}, but its rules and checks make it {made.value} (the worst "
+            "verdict of its rules that are not advisory and of its checks, BLOCKED where a check blocks the gate)"
         )
     return problems
+
+
+# What a min (max) rule's verdict says of its interval (``oloproof.decide.side_of``): which bound
+# decides, and the side a PASS (a FAIL) puts it on.
+_DECIDES = {
+    ("min", "PASS"): ("lower", "clears", "clear", "passes only when the interval's low is at least the threshold"),
+    ("min", "FAIL"): ("upper", "misses", "miss", "fails only when the interval's high is below the threshold"),
+    ("max", "PASS"): ("upper", "clears", "clear", "passes only when the interval's high is at most the threshold"),
+    ("max", "FAIL"): ("lower", "misses", "miss", "fails only when the interval's low is above the threshold"),
+}
+
+
+def numbers(report: Mapping[str, Any]) -> list[str]:
+    """Where a valid report's own numbers contradict each other, one sentence per rule naming it: an
+    interval whose low is above its high, an estimate outside its interval, more passes than cases
+    (a pass rate's passes are counted among its n cases), or a PASS (FAIL) of a min or max rule whose
+    deciding bound does not clear (miss) its threshold, as ``oloproof.decide.side_of`` decides it.
+    A null bound is an unbounded one (the JSON report writes infinity as null): it clears nothing."""
+    problems: list[str] = []
+    criteria = report.get("criteria")
+    for index, rule in enumerate(report["rules"]):
+        said = f"$.rules[{index}] ({rule['id']})"
+        interval = rule["interval"] or {}
+        low, high, estimate = interval.get("low"), interval.get("high"), rule["estimate"]
+        if low is not None and high is not None and low > high:
+            problems.append(f"{said}: its interval's low {low!r} is above its high {high!r}")
+        elif estimate is not None and ((low is not None and estimate < low) or (high is not None and estimate > high)):
+            problems.append(
+                f"{said}: its estimate {estimate!r} lies outside its interval [{_bound(low)}, {_bound(high)}]"
+            )
+        passes, n = rule.get("passes"), rule.get("n")
+        if passes is not None and isinstance(n, int) and passes > n and _counts_passes(criteria, rule.get("criterion")):
+            problems.append(
+                f"{said}: {passes!r} passes among {n} cases (a pass rate's passes are counted among its cases)"
+            )
+        decides = _DECIDES.get((rule["kind"], rule["verdict"]))
+        if decides is None or rule["threshold"] is None:
+            continue
+        bound, side, verb, rule_text = decides
+        threshold = rule["threshold"]
+        if not rule["interval"]:
+            problems.append(f"{said}: {rule['verdict']} with no interval (a {rule['kind']} rule {rule_text})")
+            continue
+        found = Interval(
+            estimate=math.nan,
+            low=-math.inf if low is None else low,
+            high=math.inf if high is None else high,
+            level=0.0,
+            method="",
+            approximate=False,
+        )
+        if side_of(rule["kind"], threshold, found) != side:
+            value = low if bound == "lower" else high
+            problems.append(
+                f"{said}: {rule['verdict']}, but its {bound} bound {_bound(value)} does not {verb} "
+                f"{rule['kind']} {threshold!r} (a {rule['kind']} rule {rule_text})"
+            )
+    return problems
+
+
+def _bound(value: float | None) -> str:
+    return "null (unbounded)" if value is None else repr(value)
+
+
+def _counts_passes(criteria: object, name: object) -> bool:
+    """Whether the report's criterion ``name`` is a pass rate (values in [0, 1], so passes <= n)."""
+    entry = criteria.get(name) if isinstance(criteria, dict) and isinstance(name, str) else None
+    kind = entry.get("kind") if isinstance(entry, dict) else None
+    try:
+        return isinstance(kind, str) and measure_of(kind).proportion
+    except KeyError:
+        return False
+
+
+class _NotANumber(ValueError):
+    """NaN, Infinity or a number too large for a float: Python's json reads them, JSON has none."""
+
+
+def _no_constant(token: str) -> float:
+    raise _NotANumber(f"holds {token}, which is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotANumber("holds a number too large for a float")
+    return value
+
+
+def read_json(raw: bytes) -> Any:
+    """UTF-8 JSON as JSON means it: NaN, Infinity and overflowing numbers are refused (``_NotANumber``)."""
+    return json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
 
 
 def read_untrusted_report(path: Path, shown: str, *, within: Path) -> tuple[dict[str, Any] | None, list[str]]:
@@ -184,15 +312,17 @@ def read_untrusted_report(path: Path, shown: str, *, within: Path) -> tuple[dict
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as handle:
             raw = handle.read(MAX_REPORT_BYTES + 1)
-        report = json.loads(raw.decode("utf-8"))
+        report = read_json(raw)
     except OSError as exc:
         return None, [f"{shown}: cannot be read ({exc.strerror})"]
+    except _NotANumber as exc:
+        return None, [f"{shown}: {exc} (NaN and Infinity are refused)"]
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None, [f"{shown}: not UTF-8 JSON"]
     problems = validate(report, REPORT_SCHEMA)
     if problems:
         return None, [f"{shown}: {problem}" for problem in problems[:20]]
-    problems = consistency(report)
+    problems = consistency(report) + numbers(report)
     if problems:
-        return None, [f"{shown}: {problem}" for problem in problems]
+        return None, [f"{shown}: {problem}" for problem in problems[:20]]
     return report, []

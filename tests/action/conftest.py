@@ -312,3 +312,41 @@ evaluators:
 policy: policy.yaml
 """
 ACCURACY_POLICY = "confidence: 0.95\nrules:\n  - {id: accurate, criterion: correct, min: 0.85}\n"
+
+
+# The fork-PR recipe's second workflow (mode: publish; tests/action/test_fork_publish.py).
+
+RUN_HTML = f"https://github.com/{REPOSITORY}/actions/runs/555"
+
+
+def workflow_run_event(*, pull_requests: list[dict[str, Any]] | None = None, conclusion: str = "success") -> dict[str, Any]:
+    """What GitHub sends a workflow_run job: for a fork's PR, pull_requests is empty."""
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "id": 555, "name": "release gate", "event": "pull_request", "status": "completed",
+            "conclusion": conclusion, "head_sha": HEAD_SHA, "head_branch": "feature",
+            "html_url": RUN_HTML, "pull_requests": pull_requests or [],
+            "head_repository": {"full_name": "someone/loan-model", "owner": {"login": "someone"}},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+@pytest.fixture
+def publisher(tmp_path: Path, fake_github: FakeGitHub) -> ActionRun:
+    """The trusted job: a checkout of the default branch with no release.yaml at all (it runs nothing)."""
+    root = tmp_path / "publish" / "workspace"
+    root.mkdir(parents=True)
+    run = ActionRun(tmp_path / "publish", Project(root), api_url=fake_github.url)
+    run.event_name, run.event = "workflow_run", workflow_run_event()
+    run.inputs.update({"mode": "publish", "json-report": "artifact/oloproof-report.json"})
+    fake_github.pulls = [{"number": 7, "head": {"sha": HEAD_SHA, "label": "someone:feature"}}]
+    return run
+
+
+def hand_over(publisher: ActionRun, report: dict[str, Any] | str) -> Path:
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    artifact.parent.mkdir(exist_ok=True)
+    artifact.write_text(report if isinstance(report, str) else json.dumps(report))
+    return artifact

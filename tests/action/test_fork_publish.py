@@ -11,36 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.action.conftest import HEAD_SHA, REPOSITORY, SHA, ActionRun, FakeGitHub
-from tests.conftest import Project, labelled_cases
-
-RUN_HTML = f"https://github.com/{REPOSITORY}/actions/runs/555"
-
-
-def workflow_run_event(*, pull_requests: list[dict[str, Any]] | None = None, conclusion: str = "success") -> dict[str, Any]:
-    """What GitHub sends a workflow_run job: for a fork's PR, pull_requests is empty."""
-    return {
-        "action": "completed",
-        "workflow_run": {
-            "id": 555, "name": "release gate", "event": "pull_request", "status": "completed",
-            "conclusion": conclusion, "head_sha": HEAD_SHA, "head_branch": "feature",
-            "html_url": RUN_HTML, "pull_requests": pull_requests or [],
-            "head_repository": {"full_name": "someone/loan-model", "owner": {"login": "someone"}},
-        },
-        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
-    }
-
-
-@pytest.fixture
-def publisher(tmp_path: Path, fake_github: FakeGitHub) -> ActionRun:
-    """The trusted job: a checkout of the default branch with no release.yaml at all (it runs nothing)."""
-    root = tmp_path / "publish" / "workspace"
-    root.mkdir(parents=True)
-    run = ActionRun(tmp_path / "publish", Project(root), api_url=fake_github.url)
-    run.event_name, run.event = "workflow_run", workflow_run_event()
-    run.inputs.update({"mode": "publish", "json-report": "artifact/oloproof-report.json"})
-    fake_github.pulls = [{"number": 7, "head": {"sha": HEAD_SHA, "label": "someone:feature"}}]
-    return run
+from tests.action.conftest import HEAD_SHA, RUN_HTML, SHA, ActionRun, FakeGitHub, hand_over, workflow_run_event
+from tests.conftest import labelled_cases
 
 
 def untrusted_report(action: ActionRun, fake_github: FakeGitHub) -> dict[str, Any]:
@@ -54,13 +26,6 @@ def untrusted_report(action: ActionRun, fake_github: FakeGitHub) -> dict[str, An
     fake_github.requests.clear()
     report: dict[str, Any] = json.loads((action.workspace / "oloproof-report.json").read_text())
     return report
-
-
-def hand_over(publisher: ActionRun, report: dict[str, Any] | str) -> Path:
-    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
-    artifact.parent.mkdir(exist_ok=True)
-    artifact.write_text(report if isinstance(report, str) else json.dumps(report))
-    return artifact
 
 
 def test_the_report_is_published_on_the_prs_head_not_the_default_branch(
@@ -109,10 +74,32 @@ def forged(report: dict[str, Any], **change: Any) -> dict[str, Any]:
     return copy
 
 
+def forged_rule(report: dict[str, Any], verdict: str | None = None, **change: Any) -> dict[str, Any]:
+    """``report`` with its first rule changed (and its verdict, when given)."""
+    copy = forged(report, **({} if verdict is None else {"verdict": verdict, "exit_code": 0 if verdict == "PASS" else 1}))
+    copy["rules"][0].update(change)
+    return copy
+
+
 @pytest.mark.parametrize(
     ("make", "said"),
     [
-        (lambda r: forged(r, verdict="PASS", exit_code=0), "the report says PASS, but it lists a FAIL rule or check"),
+        (lambda r: forged(r, verdict="PASS", exit_code=0), "the report says PASS, but its rules and checks make it FAIL"),
+        # Red team RT-M5: no rule that decides, a verdict harsher than the rules make, a blocking check ignored.
+        (lambda r: forged(r, verdict="PASS", exit_code=0, rules=[]), "$.rules: the report lists no rule; the gate"),
+        (
+            lambda r: forged_rule(r, "PASS", advisory=True),
+            "$.rules: the report lists only advisory rules; the gate always decides at least one rule",
+        ),
+        (
+            lambda r: forged(r, verdict="BLOCKED", exit_code=3),
+            "$.verdict: the report says BLOCKED, but its rules and checks make it FAIL (the worst verdict of its rules "
+            "that are not advisory and of its checks, BLOCKED where a check blocks the gate)",
+        ),
+        (
+            lambda r: forged(r, checks=[{**r["checks"][0], "blocks": True}]),
+            "the report says FAIL, but its rules and checks make it BLOCKED",
+        ),
         (lambda r: forged(r, exit_code=0), "$.exit_code: 0 is not the exit code of FAIL"),
         (lambda r: forged(r, schema="oloproof.gate/9"), '$.schema: must be "oloproof.gate/1"'),
         (lambda r: forged(r, verdict="GREEN"), "$.verdict: must be one of BLOCKED, FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW, PASS"),
@@ -120,6 +107,8 @@ def forged(report: dict[str, Any], **change: Any) -> dict[str, Any]:
         (lambda r: {k: v for k, v in r.items() if k != "rules"}, "$: 'rules' is missing"),
         (lambda r: "{not json", "not UTF-8 JSON"),
         (lambda r: "[]", "$: must be object"),
+        (lambda r: forged_rule(r, "PASS", advisory="true"), "$.rules[0].advisory: must be boolean"),
+        (lambda r: forged_rule(r, accepted="me"), "$.rules[0].accepted: must be object or null"),
     ],
 )
 def test_a_forged_or_broken_report_is_never_published_as_a_verdict(
@@ -160,13 +149,87 @@ def test_a_symlinked_or_missing_report_is_refused(
     assert result.code == 2 and "a directory on its path is a symlink" in result.summary
 
 
+def refusal(result: Any, fake_github: FakeGitHub) -> str:
+    """The failure check run a refused report gets (exit 2, verdict ERROR): its summary."""
+    assert result.code == 2 and result.outputs["verdict"] == "ERROR", result.stdout
+    posts = [r for r in fake_github.requests if r.method == "POST" and r.path.endswith("/check-runs")]
+    assert len(posts) == 1, result.stdout
+    body = posts[0].body
+    assert body["conclusion"] == "failure" and body["head_sha"] == HEAD_SHA
+    assert body["output"]["title"] == "ERROR: the gate job's report is missing or invalid"
+    summary: str = body["output"]["summary"]
+    return summary.replace("&#58;", ":")
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("/etc/passwd", "not a regular file (a symlink or a special file is never read)"),
+        ("{outside}/report.json", "not a regular file (a symlink or a special file is never read)"),
+        ("{outside}", "not a regular file (a symlink or a special file is never read)"),
+        ("{workspace}", "not a regular file (a symlink or a special file is never read)"),
+        ("{workspace}/gone.json", "not a regular file (a symlink or a special file is never read)"),
+    ],
+)
+def test_a_report_symlinked_anywhere_gets_a_failure_check_run(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, tmp_path: Path, target: str, said: str
+) -> None:
+    """Red team 19-D9: the report path a symlink out of the workspace (to /etc/passwd, to a file or a
+    directory elsewhere), or to a directory: never read (good), but refused as an input error, so
+    the pull request got no check run at all. A refused report always gets its failure check run."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.json").write_text(json.dumps(untrusted_report(action, fake_github)))
+    artifact = publisher.workspace / "artifact" / "oloproof-report.json"
+    artifact.parent.mkdir()
+    os.symlink(target.format(outside=outside, workspace=publisher.workspace), artifact)
+    summary = refusal(publisher(), fake_github)
+    assert f"artifact/oloproof-report.json: {said}" in summary
+    assert "root:" not in summary + publisher.files.joinpath("step_summary").read_text()  # /etc/passwd unread
+
+
+def test_a_symlinked_directory_out_of_the_workspace_gets_a_failure_check_run(
+    action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "oloproof-report.json").write_text(json.dumps(untrusted_report(action, fake_github)))
+    os.symlink(outside, publisher.workspace / "artifact")
+    summary = refusal(publisher(), fake_github)
+    assert "artifact/oloproof-report.json: a directory on its path is a symlink (never followed)" in summary
+
+
+def test_a_refusal_the_api_does_not_take_says_there_is_no_check_run(publisher: ActionRun, fake_github: FakeGitHub) -> None:
+    fake_github.fail_with = 403
+    result = publisher()
+    assert result.code == 2 and "no such file" in result.summary
+    notes = "".join(result.annotations("notice"))
+    assert "no check run: the token may not create check runs" in notes
+    assert "no check run&#58; the token may not create check runs" in result.summary
+
+
+def test_a_report_path_out_of_the_workspace_is_still_the_workflows_input_error(publisher: ActionRun) -> None:
+    """``json-report: ../x.json`` is the trusted workflow's own mistake, not the artifact's: exit 2 as an
+    input error, as before."""
+    result = publisher(json_report="../x.json")
+    assert result.code == 2 and "json-report: '../x.json' lies outside the workspace" in result.stdout
+
+
 def test_a_valid_forged_pass_is_shown_as_what_it_is(action: ActionRun, publisher: ActionRun, fake_github: FakeGitHub) -> None:
-    """A consistent forged PASS (every listed rule edited to PASS) cannot be told apart: it is
-    published as a neutral claim of the untrusted job, with the trust limits, never as success."""
+    """A consistent forged PASS (every listed rule edited to PASS, its numbers with it) cannot be
+    told apart: it is published as a neutral claim of the untrusted job, with the trust limits,
+    never as success. (Edited to PASS alone, the interval still misses the threshold: refused.)"""
     action.project.write(cases=labelled_cases(100, 50), rules="  - {id: accurate, criterion: correct, min: 0.9}")
     report = untrusted_report(action, fake_github)
     for rule in report["rules"]:
         rule["verdict"] = "PASS"
+    hand_over(publisher, forged(report, verdict="PASS", exit_code=0))
+    result = publisher()
+    assert result.code == 2 and "PASS, but its lower bound" in result.summary
+    fake_github.requests.clear()
+    for rule in report["rules"]:
+        rule["interval"].update(low=0.95, high=0.99)
+        rule["estimate"] = rule["interval"]["estimate"] = 0.97
     hand_over(publisher, forged(report, verdict="PASS", exit_code=0))
     result = publisher()
     assert result.code == 0
