@@ -93,6 +93,16 @@ def latency(project: Project) -> tuple[str, ...]:
     return ()
 
 
+def latency_accepted(project: Project) -> tuple[str, ...]:
+    measured(
+        project,
+        latency_cases([1.0] * 75),
+        "  - {id: p95, criterion: latency_ms, quantile: 0.95, max: 5, accepted: {by: ml-platform, reason: in-process}}",
+        batch_size=1,
+    )
+    return ()
+
+
 def blocked(project: Project) -> tuple[str, ...]:
     project.write(
         cases=labelled_cases(100, 100),
@@ -109,6 +119,7 @@ GATES: dict[str, Callable[[Project], tuple[str, ...]]] = {
     "where-and-per": sliced,
     "seeds": seeds_recipe,
     "latency": latency,
+    "latency-accepted": latency_accepted,
     "blocked": blocked,
 }
 
@@ -133,6 +144,8 @@ MADE: dict[str, Callable[[dict[str, Any], Rules], bool]] = {
     # +inf (the missing could be anything) is written as null; passes is a sum of milliseconds
     "latency": lambda report, rules: rules["p95"]["interval"]["high"] is None
     and rules["p50"]["passes"] > rules["p50"]["n"],
+    "latency-accepted": lambda report, rules: rules["p95"]["verdict"] == "PASS"
+    and rules["p95"]["accepted"] == {"by": "ml-platform", "reason": "in-process"},
     "blocked": lambda report, rules: report["verdict"] == "BLOCKED" and rules["soft"]["advisory"] is True,
 }
 
