@@ -32,6 +32,7 @@ from oloproof.slices.select import (
     json_safe,
     matches,
     slices_of,
+    unheld_value,
     why_none,
 )
 from oloproof.stats.interval import interval_json
@@ -86,9 +87,9 @@ def decide_sliced(
         unheld = [
             (key, value)
             for key, values in rule.where
-            if len(values) > 1 and not key.startswith("output.")
-            for value in values
-            if not any(matches(case, ((key, (value,)),), outputs) for case in pool)
+            if len(values) > 1
+            and not key.startswith("output.")
+            and (value := unheld_value(key, values, pool, outputs)) is not MISSING
         ]
         if unheld:  # the dev set is checked before the run (select.check_rule_keys); a holdout here
             key, value = unheld[0]

@@ -177,6 +177,23 @@ def check_rule_keys(release: Release, testset: TestSet) -> None:
                 )
 
 
+def unheld_value(
+    key: str, values: tuple[Any, ...], cases: Sequence[Case], outputs: Mapping[str, Mapping[str, Any]]
+) -> Any:
+    """The first value of a ``where:`` list that selects no case (``MISSING`` when each does). For
+    an ``output.KEY``, a value some case expects under ``expected.KEY`` counts as held: a class the
+    system never predicted, not a typo."""
+    held = [value for case in cases if (value := case_value(case, key, outputs)) is not MISSING]
+    for value in values:
+        (want,) = _wanted(key, (value,))
+        if any(same_value(got, want) for got in held):
+            continue
+        if key.startswith("output.") and _a_class(key, want, cases):
+            continue
+        return value
+    return MISSING
+
+
 def _every_value_held(
     rule: Rule,
     key: str,
@@ -188,13 +205,8 @@ def _every_value_held(
     """Each value of a ``where:`` list selects some case: a typo in a list (``[Chinstrap, Chinstarp]``)
     would otherwise leave that class out of the rule without a word, and the rule could pass on the
     classes that remain."""
-    held = [value for case in cases if (value := case_value(case, key, outputs)) is not MISSING]
-    for value in values:
-        (want,) = _wanted(key, (value,))
-        if any(same_value(got, want) for got in held):
-            continue
-        if key.startswith("output.") and _a_class(key, want, cases):
-            continue  # a class the system never predicted: the list still means what it says
+    value = unheld_value(key, values, cases, outputs)
+    if value is not MISSING:
         raise ConfigError(
             rule.source,
             rule.line,
