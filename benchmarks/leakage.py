@@ -560,7 +560,8 @@ def main() -> int:
     print()
     print_table(results)
     print(
-        f"\nleaks found by (b): {'all ' + str(len(leaks)) + ', no others' if correct else 'WRONG (see above)'}; "
+        f"\nleaks found by every check run (local, near and Spark, each compared with the planted ones): "
+        f"{'all ' + str(len(leaks)) + ', no others' if correct else 'WRONG (see above)'}; "
         f"CPUs {os.cpu_count()}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     print(

@@ -397,6 +397,7 @@ def test_internal_errors_exit_70_with_a_short_report(
     err = capsys.readouterr().err
     assert "internal error (a bug in oloproof, not in your files): RuntimeError: boom" in err
     assert "OLOPROOF_DEBUG=1" in err and "Traceback" not in err
+    assert "  at test_bad_input.py:" in err  # the innermost frame (traceback is imported only here)
 
 
 def test_json_written_only_on_success(project: Project) -> None:
